@@ -1,0 +1,84 @@
+/**
+ * Builds the Fastify app. The order below is the order a request meets things:
+ *   tenant (Host) → CORS → rate limit → route (schema-validated) → handler → security headers,
+ * with every error rendered by http/error-handler.ts in the shape of its family.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify from 'fastify';
+import type { LoggerOptions } from 'pino';
+import { registerDiscovery } from './auth-api/discovery.js';
+import { registerJwks } from './auth-api/jwks.js';
+import './fastify-types.js';
+import { registerHealth } from './health.js';
+import { registerCors } from './http/cors.js';
+import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling } from './http/error-handler.js';
+import { registerRateLimit } from './http/rate-limit/plugin.js';
+import { createRouteIndex } from './http/route-index.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
+import type { App, Services } from './services.js';
+import { registerTenancy } from './tenancy/tenant-resolver.js';
+
+export interface AppOptions {
+  logger: LoggerOptions | false;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(services: Services, options: AppOptions): Promise<App> {
+  const { tls } = services.config;
+  const app = Fastify({
+    logger: options.logger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // Keep a caller's request id when it is sane, so logs line up across a proxy; otherwise make one.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // The same app serves HTTP or HTTPS; Fastify's types assume http.Server, which is all it calls.
+    serverFactory: (handler) =>
+      (tls
+        ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
+        : http.createServer(handler)) as http.Server,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const routes = createRouteIndex(app);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Gatehouse',
+        version: '2.0',
+        description: 'Authentication API and Management API v2 of a Gatehouse tenant',
+      },
+    },
+  });
+
+  // JSON (Fastify's parser) and form bodies only; anything else is a 415.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseFormBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
+  });
+
+  registerErrorHandling(app, routes);
+  registerTenancy(app, services.tenants);
+  registerCors(app, routes);
+  registerRateLimit(app, services.rateLimitStore);
+  registerSecurityHeaders(app, { https: Boolean(tls) });
+
+  registerHealth(app, services);
+  registerDiscovery(app);
+  registerJwks(app, services);
+  app.get('/openapi.json', { schema: { hide: true }, config: { tenantless: true } }, async () => app.swagger());
+
+  return app;
+}

@@ -1,0 +1,44 @@
+/**
+ * GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0) and
+ * GET /.well-known/oauth-authorization-server (RFC 8414): the same document, listing only what this server
+ * implements today. Each capability contributes its own fields below; an endpoint appears here in the same
+ * change that implements it.
+ */
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import { SIGNING_ALG } from '../crypto/key-ring.js';
+import type { Tenant } from '../store/tenants.js';
+import type { App } from '../services.js';
+
+const DiscoveryDocument = Type.Object(
+  {
+    issuer: Type.String({ format: 'uri' }),
+    jwks_uri: Type.String({ format: 'uri' }),
+    id_token_signing_alg_values_supported: Type.Array(Type.String()),
+    subject_types_supported: Type.Array(Type.String()),
+  },
+  { additionalProperties: true, description: 'Authorization server metadata' },
+);
+
+export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocument> {
+  return {
+    issuer: tenant.issuer,
+    // Keys: the tenant's published signing keys and how ID tokens are signed.
+    jwks_uri: `${tenant.baseUrl}/.well-known/jwks.json`,
+    id_token_signing_alg_values_supported: [SIGNING_ALG],
+    subject_types_supported: ['public'],
+  };
+}
+
+
+export function registerDiscovery(app: App): void {
+  for (const url of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+    app.get(url, {
+      schema: { tags: ['discovery'], summary: 'Authorization server metadata', response: { 200: DiscoveryDocument } },
+      config: { cors: { kind: 'public' }, rateLimit: { bucket: 'discovery' } },
+      handler: async (request, reply) => {
+        reply.header('cache-control', 'public, max-age=300');
+        return discoveryDocument(request.tenant);
+      },
+    });
+  }
+}

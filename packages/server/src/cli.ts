@@ -1,0 +1,178 @@
+#!/usr/bin/env node
+/**
+ * gatehouse start [--https]   run the server (GATEHOUSE_WORKERS processes sharing the port)
+ * gatehouse migrate           apply pending database migrations and exit
+ * gatehouse keys rotate [--tenant NAME]
+ *                             promote the next signing key, publish a new next key, retire the previous one
+ */
+import cluster from 'node:cluster';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { KeyRing } from './crypto/key-ring.js';
+import { ensureDevCertificate } from './crypto/dev-certificate.js';
+import { loadMasterKey } from './crypto/master-key.js';
+import { createSealer } from './crypto/sealing.js';
+import { describeDatabase, migrateToLatest, openStore } from './store/db.js';
+import { findDefaultTenant, type Tenant } from './store/tenants.js';
+import type { BootstrapResult } from './tenancy/bootstrap.js';
+import { prepare, startServer, type RunningServer } from './server.js';
+
+const USAGE = `Usage:
+  gatehouse start [--https]               run the server
+  gatehouse migrate                       apply pending database migrations
+  gatehouse keys rotate [--tenant NAME]   rotate the tenant's signing keys (default tenant by default)
+Configuration comes from the environment; see the README.`;
+
+function banner(config: Config, result: BootstrapResult): string {
+  const { tenant, admin, managementAudience } = result;
+  const lines = [
+    '',
+    `Gatehouse is running (${describeDatabase(config.databaseUrl)}${config.redisUrl ? ', Redis counters' : ''}, ${config.workers} worker${config.workers > 1 ? 's' : ''})`,
+    `  Issuer:           ${tenant.issuer}`,
+    `  Discovery:        ${tenant.baseUrl}/.well-known/openid-configuration`,
+    `  JWKS:             ${tenant.baseUrl}/.well-known/jwks.json`,
+    `  Health:           ${tenant.baseUrl}/healthz  ${tenant.baseUrl}/readyz`,
+    `  Management API:   ${managementAudience}`,
+  ];
+  if (admin.created && admin.client_secret) {
+    lines.push(
+      '',
+      '  Admin client created. Its secret is shown this once:',
+      `    client_id:      ${admin.client_id}`,
+      `    client_secret:  ${admin.client_secret}`,
+      `  and saved (mode 0600) in ${admin.file}`,
+    );
+  } else if (admin.file) {
+    lines.push('', `  Admin credentials: ${admin.file} (client_id ${admin.client_id})`);
+  } else {
+    lines.push('', `  Admin credentials: from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET (client_id ${admin.client_id})`);
+  }
+  const secret = admin.file ? `$(node -p "require('${admin.file}').client_secret")` : '$GATEHOUSE_ADMIN_CLIENT_SECRET';
+  lines.push(
+    '',
+    '  Management API token (client credentials):',
+    `    curl -s ${tenant.baseUrl}/oauth/token -d grant_type=client_credentials \\`,
+    `      -d client_id=${admin.client_id} -d client_secret=${secret} \\`,
+    `      -d audience=${managementAudience}`,
+    '',
+  );
+  return lines.join('\n');
+}
+
+function stopOnSignals(server: RunningServer): void {
+  const stop = (signal: string) => {
+    server.app.log.info({ signal }, 'draining in-flight requests, then exiting');
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error('shutdown failed:', err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function start(args: string[]): Promise<void> {
+  let config = loadConfig();
+  if (args.includes('--https') && !config.tls) {
+    const cert = await ensureDevCertificate(config.dataDir);
+    config = loadConfig(process.env, { tls: { certFile: cert.certFile, keyFile: cert.keyFile } });
+  }
+
+  if (config.workers > 1 && cluster.isPrimary) {
+    // The primary migrates and bootstraps once, then forks workers that share the port.
+    const prepared = await prepare(config);
+    await prepared.store.close();
+    for (let i = 0; i < config.workers; i++) cluster.fork();
+    let stopping = false;
+    cluster.on('exit', (worker, code) => {
+      if (stopping) return;
+      console.error(`worker ${worker.process.pid} exited (${code}); starting another`);
+      cluster.fork();
+    });
+    const stop = () => {
+      stopping = true;
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+      cluster.disconnect(() => process.exit(0));
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    console.log(banner(config, prepared.bootstrap!));
+    return;
+  }
+
+  if (cluster.isWorker) {
+    const prepared = await prepare(config, { bootstrap: false });
+    stopOnSignals(await startServer(config, { prepared }));
+    return;
+  }
+
+  const server = await startServer(config);
+  stopOnSignals(server);
+  console.log(banner(config, server.prepared.bootstrap!));
+}
+
+async function migrate(): Promise<void> {
+  const config = loadConfig();
+  const store = await openStore(config.databaseUrl);
+  try {
+    const { applied } = await migrateToLatest(store);
+    console.log(applied.length ? `Applied: ${applied.join(', ')}` : `${describeDatabase(config.databaseUrl)} is up to date`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function rotateKeys(args: string[]): Promise<void> {
+  const config = loadConfig();
+  const tenantFlag = args.indexOf('--tenant');
+  const tenantName = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
+  const store = await openStore(config.databaseUrl);
+  try {
+    await migrateToLatest(store);
+    const tenant: Tenant | undefined = tenantName
+      ? await store.db
+          .selectFrom('tenants')
+          .select('id')
+          .where('name', '=', tenantName)
+          .executeTakeFirst()
+          .then((row) => (row ? ({ id: row.id } as Tenant) : undefined))
+      : await findDefaultTenant(store.db);
+    if (!tenant) throw new ConfigError(tenantName ? `no tenant named ${tenantName}` : 'no default tenant yet: run gatehouse start once');
+    const keyRing = new KeyRing(store.db, createSealer(loadMasterKey(config.masterKey, config.dataDir).key));
+    const kid = await keyRing.rotate(tenant.id);
+    console.log(`Rotated. Now signing with ${kid}; the previous key stays published until the next rotation.`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'start':
+      return start(args);
+    case 'migrate':
+      return migrate();
+    case 'keys':
+      if (args[0] === 'rotate') return rotateKeys(args.slice(1));
+      break;
+    case undefined:
+    case 'help':
+    case '--help':
+      console.log(USAGE);
+      return;
+  }
+  console.error(`Unknown command: ${argv.join(' ')}\n\n${USAGE}`);
+  process.exitCode = 2;
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    console.error(`Configuration error: ${err.message}`);
+    process.exit(78); // EX_CONFIG
+  }
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});

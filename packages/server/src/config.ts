@@ -1,0 +1,195 @@
+/**
+ * Configuration: the environment, plus an optional JSON file (GATEHOUSE_CONFIG_FILE) with the same keys.
+ * Environment variables win over the file. Everything is validated once, at start, and a bad value stops
+ * the process with a message that names the key and says what it should be.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** The default tenant's base URL, without a trailing slash. Its issuer is this plus `/`. */
+  publicUrl: string;
+  dataDir: string;
+  /** `sqlite:<file>` or a `postgres://` URL. */
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  /** 32 bytes, base64 or hex; when unset it is generated into the data dir. */
+  masterKey: string | undefined;
+  adminClientId: string | undefined;
+  adminClientSecret: string | undefined;
+  tls: { certFile: string; keyFile: string } | undefined;
+  workers: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Every key the file may carry; the environment uses the same names. */
+const KEYS = [
+  'PORT',
+  'HOST',
+  'GATEHOUSE_PUBLIC_URL',
+  'GATEHOUSE_DATA_DIR',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'GATEHOUSE_MASTER_KEY',
+  'GATEHOUSE_ADMIN_CLIENT_ID',
+  'GATEHOUSE_ADMIN_CLIENT_SECRET',
+  'GATEHOUSE_TLS_CERT',
+  'GATEHOUSE_TLS_KEY',
+  'GATEHOUSE_WORKERS',
+  'GATEHOUSE_LOG_LEVEL',
+] as const;
+type Key = (typeof KEYS)[number];
+type RawConfig = Partial<Record<Key, string>>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function readFileLayer(file: string): RawConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`GATEHOUSE_CONFIG_FILE ${file}: cannot read it as JSON (${(err as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`GATEHOUSE_CONFIG_FILE ${file}: expected a JSON object of configuration keys`);
+  }
+  const layer: RawConfig = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(KEYS as readonly string[]).includes(key)) {
+      throw new ConfigError(`GATEHOUSE_CONFIG_FILE ${file}: unknown key ${key} (known keys: ${KEYS.join(', ')})`);
+    }
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new ConfigError(`GATEHOUSE_CONFIG_FILE ${file}: ${key} must be a string or a number`);
+    }
+    layer[key as Key] = String(value);
+  }
+  return layer;
+}
+
+function integer(key: Key, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${key}=${raw}: expected a whole number from ${min} to ${max}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${key}=${raw}: expected a whole number from ${min} to ${max}`);
+  return value;
+}
+
+function publicUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`GATEHOUSE_PUBLIC_URL=${raw}: expected an absolute http(s) URL such as https://id.example.com`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`GATEHOUSE_PUBLIC_URL=${raw}: the scheme must be http or https`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`GATEHOUSE_PUBLIC_URL=${raw}: no query, fragment or credentials allowed`);
+  }
+  if (url.pathname !== '/') {
+    // The issuer is the origin plus `/`; a path prefix would need every endpoint mounted under it.
+    throw new ConfigError(`GATEHOUSE_PUBLIC_URL=${raw}: a path is not supported; use the bare origin`);
+  }
+  return url.origin;
+}
+
+function databaseUrl(raw: string | undefined, dataDir: string): string {
+  if (raw === undefined || raw === '') return `sqlite:${path.join(dataDir, 'gatehouse.sqlite')}`;
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL: not a valid postgres:// URL');
+    }
+    return raw;
+  }
+  if (raw.startsWith('sqlite:')) return raw;
+  throw new ConfigError('DATABASE_URL: expected postgres://… (PostgreSQL) or sqlite:<file> (embedded SQLite)');
+}
+
+function masterKey(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (decodeMasterKey(raw) === undefined) {
+    throw new ConfigError('GATEHOUSE_MASTER_KEY: expected 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)');
+  }
+  return raw;
+}
+
+/** A master key is 32 bytes, written as hex or base64. Returns undefined for anything else. */
+export function decodeMasterKey(raw: string): Buffer | undefined {
+  const text = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) {
+    const bytes = Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    return bytes.length === 32 ? bytes : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Reads and validates the configuration.
+ * @param env the environment (process.env in production; a plain object in tests)
+ * @param overrides values that win over both layers (the CLI's `--https`, tests' ephemeral ports)
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const fileLayer = env.GATEHOUSE_CONFIG_FILE ? readFileLayer(env.GATEHOUSE_CONFIG_FILE) : {};
+  const raw = (key: Key): string | undefined => {
+    const value = env[key];
+    return value !== undefined && value !== '' ? value : fileLayer[key];
+  };
+
+  const port = overrides.port ?? integer('PORT', raw('PORT') ?? '3000', 0, 65535);
+  const host = overrides.host ?? raw('HOST') ?? '0.0.0.0';
+  const dataDir = path.resolve(overrides.dataDir ?? raw('GATEHOUSE_DATA_DIR') ?? './data');
+
+  const certFile = raw('GATEHOUSE_TLS_CERT');
+  const keyFile = raw('GATEHOUSE_TLS_KEY');
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    throw new ConfigError('GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together');
+  }
+  const tls = overrides.tls ?? (certFile && keyFile ? { certFile, keyFile } : undefined);
+  const scheme = tls ? 'https' : 'http';
+
+  const logLevel = overrides.logLevel ?? raw('GATEHOUSE_LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`GATEHOUSE_LOG_LEVEL=${logLevel}: expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+
+  const adminClientId = raw('GATEHOUSE_ADMIN_CLIENT_ID');
+  const adminClientSecret = raw('GATEHOUSE_ADMIN_CLIENT_SECRET');
+  if (Boolean(adminClientId) !== Boolean(adminClientSecret)) {
+    throw new ConfigError('GATEHOUSE_ADMIN_CLIENT_ID and GATEHOUSE_ADMIN_CLIENT_SECRET must be set together');
+  }
+  if (adminClientId !== undefined && !/^[A-Za-z0-9_-]{8,64}$/.test(adminClientId)) {
+    throw new ConfigError('GATEHOUSE_ADMIN_CLIENT_ID: 8 to 64 letters, digits, "-" or "_"');
+  }
+  if (adminClientSecret !== undefined && adminClientSecret.length < 32) {
+    throw new ConfigError('GATEHOUSE_ADMIN_CLIENT_SECRET: at least 32 characters');
+  }
+
+  const redisUrl = raw('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL: expected redis://… or rediss://…');
+  }
+
+  return {
+    port,
+    host,
+    publicUrl: overrides.publicUrl ?? publicUrl(raw('GATEHOUSE_PUBLIC_URL') ?? `${scheme}://localhost:${port}`),
+    dataDir,
+    databaseUrl: overrides.databaseUrl ?? databaseUrl(raw('DATABASE_URL'), dataDir),
+    redisUrl: overrides.redisUrl ?? redisUrl,
+    masterKey: overrides.masterKey ?? masterKey(raw('GATEHOUSE_MASTER_KEY')),
+    adminClientId: overrides.adminClientId ?? adminClientId,
+    adminClientSecret: overrides.adminClientSecret ?? adminClientSecret,
+    tls,
+    workers: overrides.workers ?? integer('GATEHOUSE_WORKERS', raw('GATEHOUSE_WORKERS') ?? '1', 1, 64),
+    logLevel,
+  };
+}

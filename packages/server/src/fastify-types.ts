@@ -1,0 +1,21 @@
+/** What Gatehouse adds to Fastify's request and route config types. */
+import type { CorsPolicy } from './http/cors.js';
+import type { RateLimitRule } from './http/rate-limit/buckets.js';
+import type { Tenant } from './store/tenants.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** CORS policy of the route; none means no CORS headers. */
+    cors?: CorsPolicy;
+    /** Rate-limit bucket of the route; none means not rate limited. */
+    rateLimit?: RateLimitRule;
+    /** Served whatever the Host (health checks): no tenant is resolved. */
+    tenantless?: boolean;
+  }
+  interface FastifyRequest {
+    /** The tenant selected by the Host header; set on every route that is not `tenantless`. */
+    tenant: Tenant;
+  }
+}
+
+export {};

@@ -1,0 +1,31 @@
+/** /healthz: the process answers. /readyz: and its database does. Neither needs a known Host. */
+import { Type } from '@fastify/type-provider-typebox';
+import { ServiceUnavailable } from './http/errors.js';
+import type { App, Services } from './services.js';
+
+const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
+
+export function registerHealth(app: App, { store }: Pick<Services, 'store'>): void {
+  app.get('/healthz', {
+    schema: { tags: ['health'], response: { 200: Status } },
+    config: { tenantless: true },
+    handler: async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return { status: 'ok' };
+    },
+  });
+  app.get('/readyz', {
+    schema: { tags: ['health'], response: { 200: Status } },
+    config: { tenantless: true },
+    handler: async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      try {
+        await store.ping();
+      } catch (err) {
+        request.log.warn({ err }, 'readiness: database unreachable');
+        throw new ServiceUnavailable('The database is unreachable');
+      }
+      return { status: 'ready' };
+    },
+  });
+}

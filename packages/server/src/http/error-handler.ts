@@ -1,0 +1,82 @@
+/**
+ * The one place errors become responses. Checks throw ProtocolErrors; Fastify's own errors (bad JSON, wrong
+ * content type, body too large, schema validation) are translated here; anything else is a 500 whose details go
+ * to the log only. The body always has the shape of the request's family.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { renderError } from './error-render.js';
+import {
+  familyOf,
+  InvalidInput,
+  InvalidRequest,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  ProtocolError,
+  ServerError,
+  UnsupportedMediaType,
+  type RequestPart,
+} from './errors.js';
+import type { RouteIndex } from './route-index.js';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+export const ACCEPTED_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
+
+function isFastifyError(err: unknown): err is FastifyError {
+  return err instanceof Error && typeof (err as FastifyError).code === 'string';
+}
+
+function toProtocolError(err: unknown, contentType: string | undefined): ProtocolError {
+  if (err instanceof ProtocolError) return err;
+  if (!isFastifyError(err)) return new ServerError();
+  if (err.validation) {
+    const part = (err.validationContext ?? 'body') as RequestPart;
+    return new InvalidInput(part, `Payload validation error: ${err.message}`);
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLarge(BODY_LIMIT_BYTES);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new UnsupportedMediaType(contentType, ACCEPTED_CONTENT_TYPES);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new InvalidInput('body', 'The body is empty but the content type says JSON');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new InvalidInput('body', 'The body is not valid JSON');
+    case 'FST_ERR_BAD_URL':
+      return new InvalidInput('params', 'The request URL is malformed');
+  }
+  // Body parsers raise SyntaxError-based errors with a 400 status for malformed JSON.
+  if (err.statusCode === 400 && err instanceof SyntaxError) return new InvalidInput('body', 'The body is not valid JSON');
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new InvalidRequest(err.message);
+  return new ServerError();
+}
+
+export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
+  app.setErrorHandler((err, request, reply) => {
+    const protocolError = toProtocolError(err, request.headers['content-type']);
+    if (protocolError.statusCode >= 500) request.log.error({ err }, 'request failed');
+    return reply
+      .code(protocolError.statusCode)
+      .headers(protocolError.headers)
+      .type('application/json; charset=utf-8')
+      .send(renderError(familyOf(request.url), protocolError));
+  });
+
+  app.setNotFoundHandler(async (request) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = routes.allowedMethods(path);
+    if (allowed.length > 0) throw new MethodNotAllowed(request.method, allowed);
+    throw new NotFound(`No route for ${request.method} ${path}`);
+  });
+}
+
+/** Form bodies as a flat object. OAuth forbids repeating a parameter (RFC 6749 §3.1), so a repeat is a 400. */
+export function parseFormBody(body: string): Record<string, string> {
+  const params = new URLSearchParams(body);
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [key, value] of params) {
+    if (key in out) throw new InvalidInput('body', `Parameter ${key} is repeated`);
+    out[key] = value;
+  }
+  return out;
+}

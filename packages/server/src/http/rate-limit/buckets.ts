@@ -1,0 +1,26 @@
+/**
+ * The rate-limit buckets and their default limits. A route names its bucket in `config.rateLimit`; a tenant
+ * overrides a bucket's limit in its settings (`rate_limits.<bucket>`). Defaults sit near the reference's paid
+ * tiers: generous for a self-hosted service, still a brake on floods.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { BucketLimit } from './token-bucket.js';
+
+export const DEFAULT_LIMITS = {
+  /** GET /.well-known/jwks.json, per client IP. */
+  jwks: { capacity: 100, perSecond: 20 },
+  /** GET /.well-known/openid-configuration and oauth-authorization-server, per client IP. */
+  discovery: { capacity: 100, perSecond: 20 },
+} as const satisfies Record<string, BucketLimit>;
+
+export type BucketName = keyof typeof DEFAULT_LIMITS;
+
+export interface RateLimitRule {
+  bucket: BucketName;
+  /** What one bucket counts; the client IP unless the route says otherwise (a client id, a user id). */
+  key?: (request: FastifyRequest) => string;
+}
+
+export function isBucketName(name: string): name is BucketName {
+  return Object.hasOwn(DEFAULT_LIMITS, name);
+}

@@ -1,0 +1,8 @@
+/** Where bucket state lives: this process's memory, or Redis when several nodes must share counters. */
+import type { BucketLimit, TakeResult } from './token-bucket.js';
+
+export interface RateLimitStore {
+  readonly kind: 'memory' | 'redis';
+  take(key: string, limit: BucketLimit): Promise<TakeResult>;
+  close(): Promise<void>;
+}

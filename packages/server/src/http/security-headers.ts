@@ -1,0 +1,25 @@
+/**
+ * Headers every response carries unless a route set its own (hosted pages set their CSP; the web_message page
+ * sets frame-ancestors to the client's origins). The defaults suit JSON APIs: nothing may frame, sniff or refer.
+ */
+import type { FastifyInstance } from 'fastify';
+
+const DEFAULTS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+export function registerSecurityHeaders(app: FastifyInstance, options: { https: boolean }): void {
+  app.addHook('onSend', async (request, reply) => {
+    for (const [name, value] of Object.entries(DEFAULTS)) {
+      if (!reply.hasHeader(name)) reply.header(name, value);
+    }
+    if (options.https && !reply.hasHeader('strict-transport-security')) {
+      reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    }
+    reply.header('x-request-id', request.id);
+  });
+}

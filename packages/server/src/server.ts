@@ -1,0 +1,105 @@
+/**
+ * Starting and stopping a Gatehouse process. `prepare` opens storage, migrates and bootstraps the ready tenant;
+ * `startServer` does that and listens. With GATEHOUSE_WORKERS > 1 the CLI runs `prepare` once in the primary and
+ * `startServer({ prepared: true })` in each worker (see cli.ts).
+ */
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { KeyRing } from './crypto/key-ring.js';
+import { loadMasterKey } from './crypto/master-key.js';
+import { createSealer, type Sealer } from './crypto/sealing.js';
+import { createMemoryStore } from './http/rate-limit/memory-store.js';
+import { createRedisStore } from './http/rate-limit/redis-store.js';
+import type { RateLimitStore } from './http/rate-limit/store.js';
+import { loggerOptions } from './logging.js';
+import type { App, Services } from './services.js';
+import { migrateToLatest, openStore, type Store } from './store/db.js';
+import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
+import { TenantResolver } from './tenancy/tenant-resolver.js';
+
+export interface Prepared {
+  store: Store;
+  sealer: Sealer;
+  keyRing: KeyRing;
+  /** Undefined in cluster workers: the primary bootstrapped before forking them. */
+  bootstrap: BootstrapResult | undefined;
+  migrationsApplied: string[];
+}
+
+/** Storage opened and migrated, the master key loaded, and (unless told not to) the default tenant bootstrapped. */
+export async function prepare(config: Config, options: { bootstrap?: boolean } = {}): Promise<Prepared> {
+  const { key } = loadMasterKey(config.masterKey, config.dataDir);
+  const sealer = createSealer(key);
+  const store = await openStore(config.databaseUrl);
+  try {
+    const { applied } = await migrateToLatest(store);
+    const keyRing = new KeyRing(store.db, sealer);
+    const result = options.bootstrap === false ? undefined : await bootstrap(store, keyRing, sealer, config);
+    return { store, sealer, keyRing, bootstrap: result, migrationsApplied: applied };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+export interface RunningServer {
+  app: App;
+  /** Where this process listens, e.g. http://127.0.0.1:3000 (the public URL may differ). */
+  listenUrl: string;
+  config: Config;
+  prepared: Prepared;
+  /** Stops accepting, lets in-flight requests finish, then closes storage. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Log to stdout (pretty on a terminal). Tests pass false. */
+  log?: boolean;
+  /** Reuse storage prepared by the caller. */
+  prepared?: Prepared;
+}
+
+function rateLimitStoreFor(config: Config): RateLimitStore {
+  return config.redisUrl ? createRedisStore(config.redisUrl) : createMemoryStore();
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const prepared = options.prepared ?? (await prepare(config));
+  const services: Services = {
+    config,
+    store: prepared.store,
+    sealer: prepared.sealer,
+    keyRing: prepared.keyRing,
+    tenants: new TenantResolver(prepared.store.db),
+    rateLimitStore: rateLimitStoreFor(config),
+  };
+  const logger = options.log === false ? false : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
+  let app: App;
+  try {
+    app = await buildApp(services, { logger });
+    await app.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await services.rateLimitStore.close();
+    await prepared.store.close();
+    throw err;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const listenHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    listenUrl: `${config.tls ? 'https' : 'http'}://${listenHost}:${address.port}`,
+    config,
+    prepared,
+    close: () => {
+      closing ??= (async () => {
+        await app.close();
+        await services.rateLimitStore.close();
+        await prepared.store.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,21 @@
+/** What route modules are given: the app with its schema type provider, and the server's long-lived services. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { Config } from './config.js';
+import type { KeyRing } from './crypto/key-ring.js';
+import type { Sealer } from './crypto/sealing.js';
+import type { RateLimitStore } from './http/rate-limit/store.js';
+import type { Store } from './store/db.js';
+import type { TenantResolver } from './tenancy/tenant-resolver.js';
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface Services {
+  config: Config;
+  store: Store;
+  sealer: Sealer;
+  keyRing: KeyRing;
+  tenants: TenantResolver;
+  rateLimitStore: RateLimitStore;
+}

@@ -1,0 +1,97 @@
+/** Clients (applications) of a tenant. The secret stays sealed here; callers unseal it only to compare. */
+import type { Kysely } from 'kysely';
+import type { ClientsTable, Database } from './schema.js';
+
+export type AppType = 'spa' | 'native' | 'regular_web' | 'non_interactive';
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+/** Fields kept in the JSON `properties` column. */
+export interface ClientProperties {
+  description?: string;
+  callbacks: string[];
+  allowed_logout_urls: string[];
+  web_origins: string[];
+  allowed_origins: string[];
+  grant_types: string[];
+  cross_origin_authentication?: boolean;
+  cross_origin_loc?: string;
+  /** Not deletable through the Management API (the admin client). */
+  is_system?: boolean;
+  /** The demo app made at first start; its URLs follow the public URL. */
+  is_default_app?: boolean;
+}
+
+export interface Client extends ClientProperties {
+  tenant_id: string;
+  client_id: string;
+  name: string;
+  app_type: AppType;
+  is_first_party: boolean;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  client_secret_sealed: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type NewClient = Omit<Client, 'created_at' | 'updated_at'>;
+
+function fromRow(row: ClientsTable): Client {
+  return {
+    ...(JSON.parse(row.properties) as ClientProperties),
+    tenant_id: row.tenant_id,
+    client_id: row.client_id,
+    name: row.name,
+    app_type: row.app_type as AppType,
+    is_first_party: row.is_first_party === 1,
+    token_endpoint_auth_method: row.token_endpoint_auth_method as TokenEndpointAuthMethod,
+    client_secret_sealed: row.client_secret_sealed,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function toRow(client: NewClient, now: number): Omit<ClientsTable, 'created_at'> {
+  const { tenant_id, client_id, name, app_type, is_first_party, token_endpoint_auth_method, client_secret_sealed, ...props } = client;
+  return {
+    tenant_id,
+    client_id,
+    name,
+    app_type,
+    is_first_party: is_first_party ? 1 : 0,
+    token_endpoint_auth_method,
+    client_secret_sealed,
+    properties: JSON.stringify(props),
+    updated_at: now,
+  };
+}
+
+export async function insertClient(db: Kysely<Database>, client: NewClient, now = Date.now()): Promise<Client> {
+  const row = { ...toRow(client, now), created_at: now };
+  await db.insertInto('clients').values(row).execute();
+  return fromRow(row);
+}
+
+/** Replaces every field but the ids and created_at. */
+export async function replaceClient(db: Kysely<Database>, client: NewClient, now = Date.now()): Promise<void> {
+  await db
+    .updateTable('clients')
+    .set(toRow(client, now))
+    .where('tenant_id', '=', client.tenant_id)
+    .where('client_id', '=', client.client_id)
+    .execute();
+}
+
+export async function findClient(db: Kysely<Database>, tenantId: string, clientId: string): Promise<Client | undefined> {
+  const row = await db
+    .selectFrom('clients')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function listClients(db: Kysely<Database>, tenantId: string): Promise<Client[]> {
+  const rows = await db.selectFrom('clients').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('client_id').execute();
+  return rows.map(fromRow);
+}

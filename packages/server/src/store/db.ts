@@ -1,0 +1,130 @@
+/**
+ * Opens the database named by DATABASE_URL: embedded SQLite (better-sqlite3, WAL) by default, PostgreSQL for
+ * `postgres://…`. The repositories are written once against Kysely and run unchanged on both.
+ *
+ * A `postgres://` URL may carry `?schema=NAME`: every connection then uses that schema (created if missing).
+ * Tests use it to get a fresh, isolated schema per run; deployments can use it to share one database.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** A cheap round trip, for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const PG_INT8 = 20;
+
+function openSqlite(file: string): Store {
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const database = new SQLite(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('foreign_keys = ON');
+  // Several processes (GATEHOUSE_WORKERS, the CLI) may write the same file: wait for a lock instead of failing.
+  database.pragma('busy_timeout = 5000');
+  database.pragma('synchronous = NORMAL');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function quoteIdentifier(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(name)) throw new Error(`invalid PostgreSQL schema name: ${name}`);
+  return `"${name}"`;
+}
+
+/** Splits our `?schema=` parameter off a PostgreSQL URL; pg itself does not know it. */
+function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  return { connectionString: parsed.toString(), schema };
+}
+
+function openPostgres(connectionString: string, schema: string | undefined): Store {
+  const pool = new pg.Pool({
+    connectionString,
+    max: 10,
+    // Times are epoch milliseconds in bigint columns; they fit a JS number, so read them as one.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  const searchPath = schema ? `SET search_path TO ${quoteIdentifier(schema)}` : undefined;
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool,
+      onCreateConnection: searchPath
+        ? async (connection) => {
+            await connection.executeQuery(sql.raw(searchPath).compile(db));
+          }
+        : undefined,
+    }),
+  });
+  return {
+    db,
+    dialect: 'postgres',
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** Opens the store; does not migrate (see migrateToLatest). */
+export async function openStore(databaseUrl: string): Promise<Store> {
+  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length));
+  const { connectionString, schema } = parsePostgresUrl(databaseUrl);
+  if (schema) {
+    // Without the schema, the search_path set on each connection points at nothing; create it first.
+    const admin = new pg.Client({ connectionString });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  return openPostgres(connectionString, schema);
+}
+
+export interface MigrationReport {
+  applied: string[];
+}
+
+/** Applies every pending migration; throws with the failing migration's name. */
+export async function migrateToLatest(store: Store): Promise<MigrationReport> {
+  const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+  const { error, results } = await migrator.migrateToLatest();
+  const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return { applied };
+}
+
+/** Describes a database URL for logs without its password. */
+export function describeDatabase(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) return `SQLite ${databaseUrl.slice('sqlite:'.length)}`;
+  const url = new URL(databaseUrl);
+  if (url.password) url.password = '***';
+  return `PostgreSQL ${url.toString()}`;
+}

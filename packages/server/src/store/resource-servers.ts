@@ -1,0 +1,73 @@
+/** Resource servers (APIs): what an access token's `aud` names, and which scopes it defines. */
+import type { Kysely } from 'kysely';
+import type { Database, ResourceServersTable } from './schema.js';
+
+export interface ResourceServerScope {
+  value: string;
+  description: string;
+}
+
+export interface ResourceServerProperties {
+  scopes: ResourceServerScope[];
+  signing_alg: 'RS256';
+  token_lifetime: number;
+  token_lifetime_for_web: number;
+  allow_offline_access: boolean;
+  skip_consent_for_verifiable_first_party_clients: boolean;
+}
+
+export interface ResourceServer extends ResourceServerProperties {
+  id: string;
+  tenant_id: string;
+  identifier: string;
+  name: string;
+  is_system: boolean;
+}
+
+function fromRow(row: ResourceServersTable): ResourceServer {
+  return {
+    ...(JSON.parse(row.properties) as ResourceServerProperties),
+    id: row.id,
+    tenant_id: row.tenant_id,
+    identifier: row.identifier,
+    name: row.name,
+    is_system: row.is_system === 1,
+  };
+}
+
+function toRow(rs: ResourceServer, now: number): Omit<ResourceServersTable, 'created_at'> {
+  const { id, tenant_id, identifier, name, is_system, ...props } = rs;
+  return { id, tenant_id, identifier, name, is_system: is_system ? 1 : 0, properties: JSON.stringify(props), updated_at: now };
+}
+
+export async function insertResourceServer(db: Kysely<Database>, rs: ResourceServer, now = Date.now()): Promise<void> {
+  await db.insertInto('resource_servers').values({ ...toRow(rs, now), created_at: now }).execute();
+}
+
+export async function replaceResourceServer(db: Kysely<Database>, rs: ResourceServer, now = Date.now()): Promise<void> {
+  await db.updateTable('resource_servers').set(toRow(rs, now)).where('tenant_id', '=', rs.tenant_id).where('id', '=', rs.id).execute();
+}
+
+export async function findResourceServerByIdentifier(
+  db: Kysely<Database>,
+  tenantId: string,
+  identifier: string,
+): Promise<ResourceServer | undefined> {
+  const row = await db
+    .selectFrom('resource_servers')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('identifier', '=', identifier)
+    .executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function findSystemResourceServer(db: Kysely<Database>, tenantId: string): Promise<ResourceServer | undefined> {
+  const row = await db
+    .selectFrom('resource_servers')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('is_system', '=', 1)
+    .executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}

@@ -1,0 +1,144 @@
+/** Tenants and the host names that select them. */
+import type { Kysely } from 'kysely';
+import type { Database, TenantsTable } from './schema.js';
+
+/** Per-tenant overrides of one rate-limit bucket (see http/rate-limit/buckets.ts). */
+export interface RateLimitSetting {
+  /** Bucket size: how many requests may come at once. */
+  capacity: number;
+  /** Refill rate: tokens added per second. */
+  per_second: number;
+}
+
+export interface TenantSettings {
+  branding?: { logo_url?: string; primary_color?: string };
+  /** Tenant-level allowed logout URLs (used when logout names no client). */
+  allowed_logout_urls?: string[];
+  /** Rate limits by bucket name; missing buckets use the defaults. */
+  rate_limits?: Record<string, RateLimitSetting>;
+  /** Allow webhooks to http:// loopback and private addresses (development). */
+  allow_insecure_webhooks?: boolean;
+}
+
+export interface Tenant {
+  id: string;
+  name: string;
+  friendlyName: string;
+  isDefault: boolean;
+  /** Without trailing slash. */
+  baseUrl: string;
+  /** `baseUrl` plus `/`, as every token and the discovery document carry it. */
+  issuer: string;
+  settings: TenantSettings;
+}
+
+export function tenantFromRow(row: TenantsTable): Tenant {
+  return {
+    id: row.id,
+    name: row.name,
+    friendlyName: row.friendly_name,
+    isDefault: row.is_default === 1,
+    baseUrl: row.base_url,
+    issuer: `${row.base_url}/`,
+    settings: JSON.parse(row.settings) as TenantSettings,
+  };
+}
+
+/** Host names are matched without port, case-insensitively, without a trailing dot. */
+export function normalizeDomain(host: string): string {
+  let name = host.trim().toLowerCase();
+  if (name.startsWith('[')) name = name.slice(0, name.indexOf(']') + 1);
+  else if (name.includes(':') && name.indexOf(':') === name.lastIndexOf(':')) name = name.slice(0, name.indexOf(':'));
+  return name.endsWith('.') ? name.slice(0, -1) : name;
+}
+
+export interface NewTenant {
+  id: string;
+  name: string;
+  friendlyName: string;
+  baseUrl: string;
+  isDefault?: boolean;
+  settings?: TenantSettings;
+  domains: string[];
+}
+
+export async function insertTenant(db: Kysely<Database>, tenant: NewTenant, now = Date.now()): Promise<Tenant> {
+  const row: TenantsTable = {
+    id: tenant.id,
+    name: tenant.name,
+    friendly_name: tenant.friendlyName,
+    is_default: tenant.isDefault ? 1 : 0,
+    base_url: tenant.baseUrl,
+    settings: JSON.stringify(tenant.settings ?? {}),
+    created_at: now,
+    updated_at: now,
+  };
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('tenants').values(row).execute();
+    if (tenant.domains.length > 0) {
+      await trx
+        .insertInto('tenant_domains')
+        .values(tenant.domains.map((d) => ({ domain: normalizeDomain(d), tenant_id: tenant.id, created_at: now })))
+        .execute();
+    }
+  });
+  return tenantFromRow(row);
+}
+
+export async function findTenantByDomain(db: Kysely<Database>, host: string): Promise<Tenant | undefined> {
+  const row = await db
+    .selectFrom('tenant_domains')
+    .innerJoin('tenants', 'tenants.id', 'tenant_domains.tenant_id')
+    .selectAll('tenants')
+    .where('tenant_domains.domain', '=', normalizeDomain(host))
+    .executeTakeFirst();
+  return row ? tenantFromRow(row) : undefined;
+}
+
+export async function findTenantById(db: Kysely<Database>, id: string): Promise<Tenant | undefined> {
+  const row = await db.selectFrom('tenants').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? tenantFromRow(row) : undefined;
+}
+
+export async function findDefaultTenant(db: Kysely<Database>): Promise<Tenant | undefined> {
+  const row = await db.selectFrom('tenants').selectAll().where('is_default', '=', 1).executeTakeFirst();
+  return row ? tenantFromRow(row) : undefined;
+}
+
+export async function listTenantDomains(db: Kysely<Database>, tenantId: string): Promise<string[]> {
+  const rows = await db.selectFrom('tenant_domains').select('domain').where('tenant_id', '=', tenantId).orderBy('domain').execute();
+  return rows.map((r) => r.domain);
+}
+
+export interface TenantPatch {
+  friendlyName?: string;
+  baseUrl?: string;
+  settings?: TenantSettings;
+}
+
+export async function updateTenant(db: Kysely<Database>, id: string, patch: TenantPatch, now = Date.now()): Promise<void> {
+  await db
+    .updateTable('tenants')
+    .set({
+      updated_at: now,
+      ...(patch.friendlyName !== undefined && { friendly_name: patch.friendlyName }),
+      ...(patch.baseUrl !== undefined && { base_url: patch.baseUrl }),
+      ...(patch.settings !== undefined && { settings: JSON.stringify(patch.settings) }),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Makes `domain` select `tenantId`. Throws if another tenant owns it, so no host is ever shared. */
+export async function addTenantDomain(db: Kysely<Database>, tenantId: string, domain: string, now = Date.now()): Promise<void> {
+  const name = normalizeDomain(domain);
+  const owner = await db.selectFrom('tenant_domains').select('tenant_id').where('domain', '=', name).executeTakeFirst();
+  if (owner?.tenant_id === tenantId) return;
+  if (owner) throw new Error(`domain ${name} belongs to another tenant`);
+  await db.insertInto('tenant_domains').values({ domain: name, tenant_id: tenantId, created_at: now }).execute();
+}
+
+export async function deleteTenant(db: Kysely<Database>, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('tenants').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

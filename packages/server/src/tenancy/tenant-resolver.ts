@@ -1,0 +1,45 @@
+/**
+ * Host header → tenant. Looked up in the database and cached briefly, so a domain added through the
+ * Management API (or by another node) is served within CACHE_MS. An unknown host is a 404, never a fallback
+ * to some other tenant.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import { TenantNotFound } from '../http/errors.js';
+import type { Database } from '../store/schema.js';
+import { findTenantByDomain, normalizeDomain, type Tenant } from '../store/tenants.js';
+
+const CACHE_MS = 5_000;
+const MAX_CACHED = 10_000;
+
+export class TenantResolver {
+  readonly #cache = new Map<string, { tenant: Tenant | undefined; at: number }>();
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async resolve(host: string): Promise<Tenant | undefined> {
+    const domain = normalizeDomain(host);
+    const hit = this.#cache.get(domain);
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.tenant;
+    const tenant = await findTenantByDomain(this.db, domain);
+    if (this.#cache.size >= MAX_CACHED) this.#cache.clear();
+    this.#cache.set(domain, { tenant, at: Date.now() });
+    return tenant;
+  }
+
+  /** Forget everything, e.g. after this process changed a tenant. */
+  invalidate(): void {
+    this.#cache.clear();
+  }
+}
+
+export function registerTenancy(app: FastifyInstance, resolver: TenantResolver): void {
+  app.decorateRequest('tenant', undefined as unknown as Tenant);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.tenantless) return;
+    const host = request.headers.host ?? '';
+    const tenant = host ? await resolver.resolve(host) : undefined;
+    if (!tenant) throw new TenantNotFound(host);
+    request.tenant = tenant;
+  });
+}
