@@ -34,6 +34,9 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   const app = Fastify({
     logger: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // Unknown properties are refused (400), never silently dropped: schemas say `additionalProperties: false`
+    // where the contract does. Type coercion stays on, since form-encoded bodies and query strings are text.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     // Keep a caller's request id when it is sane, so logs line up across a proxy; otherwise make one.
     requestIdHeader: false,
     genReqId: (req) => {
