@@ -60,6 +60,7 @@ export function loggerOptions(level: string, pretty: boolean): LoggerOptions {
     level,
     redact: {
       paths: [
+        ...SECRET_FIELDS.map((f) => `["${f}"]`),
         ...SECRET_FIELDS.map((f) => `*["${f}"]`),
         ...SECRET_FIELDS.map((f) => `*.*["${f}"]`),
         'req.headers.authorization',
@@ -69,12 +70,11 @@ export function loggerOptions(level: string, pretty: boolean): LoggerOptions {
       censor: '[REDACTED]',
     },
     serializers: {
-      req: (request: FastifyRequest) => ({
-        method: request.method,
-        url: redactUrl(request.url),
-        host: request.headers.host,
-        remoteAddress: request.ip,
-      }),
+      // Fastify hands over its request; anything else logged under `req` passes through (and is redacted).
+      req: (request: FastifyRequest) =>
+        typeof request.url === 'string'
+          ? { method: request.method, url: redactUrl(request.url), host: request.headers.host, remoteAddress: request.ip }
+          : request,
     },
     ...(pretty && { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }),
   };

@@ -49,6 +49,7 @@ export interface RunningServer {
   listenUrl: string;
   config: Config;
   prepared: Prepared;
+  services: Services;
   /** Stops accepting, lets in-flight requests finish, then closes storage. */
   close(): Promise<void>;
 }
@@ -58,6 +59,8 @@ export interface StartOptions {
   log?: boolean;
   /** Reuse storage prepared by the caller. */
   prepared?: Prepared;
+  /** Adds routes before the app starts listening (tests use it for probe routes). */
+  configure?: (app: App) => void;
 }
 
 function rateLimitStoreFor(config: Config): RateLimitStore {
@@ -78,6 +81,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   let app: App;
   try {
     app = await buildApp(services, { logger });
+    options.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await services.rateLimitStore.close();
@@ -93,6 +97,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     listenUrl: `${config.tls ? 'https' : 'http'}://${listenHost}:${address.port}`,
     config,
     prepared,
+    services,
     close: () => {
       closing ??= (async () => {
         await app.close();

@@ -26,7 +26,9 @@ return { allowed, tostring(tokens), tostring(now) }
 `;
 
 export function createRedisStore(url: string, prefix = 'gatehouse:rl:'): RateLimitStore {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+  // Commands wait through one reconnect at most and never longer than a second: a slow or absent Redis
+  // makes the limiter fail open (plugin.ts), not requests hang.
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 });
   redis.defineCommand('gatehouseTake', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   // Connection errors surface on each take(); the plugin decides what to do with them.
   redis.on('error', () => undefined);

@@ -1,0 +1,146 @@
+/** The `gatehouse` command as a user runs it: built JS in a child process, real ports, real signals. */
+import https from 'node:https';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, runCliToEnd, type CliProcess } from './test-support/cli.js';
+import { freePort } from './test-support/services.js';
+import { startTestServer } from './test-support/server.js';
+
+const dirs: string[] = [];
+const running: CliProcess[] = [];
+function dataDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  for (const run of running.splice(0)) {
+    if (run.child.exitCode === null) {
+      run.child.kill('SIGKILL');
+      await run.exited;
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(env: Record<string, string>, args: string[] = []): Promise<CliProcess> {
+  const run = runCli(['start', ...args], env);
+  running.push(run);
+  await run.waitFor(/Management API token/);
+  return run;
+}
+
+async function stop(run: CliProcess): Promise<number | null> {
+  run.child.kill('SIGTERM');
+  return (await run.exited).code;
+}
+
+const jwksKids = async (base: string) =>
+  ((await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+
+describe('gatehouse CLI', () => {
+  it('migrates a fresh database, then reports it up to date', async () => {
+    const env = { GATEHOUSE_DATA_DIR: dataDir() };
+    const first = await runCliToEnd(['migrate'], env);
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.output).toContain('Applied: 0001_foundation');
+    const second = await runCliToEnd(['migrate'], env);
+    expect(second.output).toMatch(/is up to date/);
+  });
+
+  it('starts, prints where things are, stops on SIGTERM, and restarts with the same tenant and keys', async () => {
+    const port = await freePort();
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1' };
+    const base = `http://localhost:${port}`;
+    const first = await start(env);
+    const banner = first.output();
+    expect(banner).toContain(`Issuer:           ${base}/`);
+    expect(banner).toContain(`${base}/.well-known/openid-configuration`);
+    expect(banner).toContain(path.join(env.GATEHOUSE_DATA_DIR, 'admin-credentials.json'));
+    expect(banner).toMatch(/client_secret:\s+\S{40,}/); // shown once, on creation
+    const clientId = banner.match(/client_id:\s+(\w+)/)![1];
+    const kids = await jwksKids(base);
+    expect(await stop(first)).toBe(0);
+
+    const second = await start(env);
+    expect(second.output()).toContain(`Admin credentials: ${path.join(env.GATEHOUSE_DATA_DIR, 'admin-credentials.json')} (client_id ${clientId})`);
+    expect(second.output()).not.toMatch(/client_secret:\s+\S{40,}/);
+    expect(await jwksKids(base)).toEqual(kids);
+    expect(await stop(second)).toBe(0);
+
+    // `keys rotate` promotes the next key: it is served first (as current) after the next start.
+    const rotate = await runCliToEnd(['keys', 'rotate'], env);
+    expect(rotate.code).toBe(0);
+    expect(rotate.output).toContain(`Now signing with ${kids[1]}`);
+    const third = await start(env);
+    const rotated = await jwksKids(base);
+    expect(rotated.slice(0, 1)).toEqual([kids[1]]);
+    expect(rotated).toContain(kids[0]); // previous, still published
+    expect(rotated).toHaveLength(3);
+    expect(await stop(third)).toBe(0);
+  });
+
+  it('serves the same over TLS with --https, reusing its self-signed certificate', async () => {
+    const port = await freePort();
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1' };
+    const run = await start(env, ['--https']);
+    expect(run.output()).toContain(`Issuer:           https://localhost:${port}/`);
+    const metadata = await new Promise<{ issuer: string }>((resolve, reject) => {
+      https
+        .get(`https://localhost:${port}/.well-known/openid-configuration`, { rejectUnauthorized: false }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString()));
+          res.on('end', () => resolve(JSON.parse(body) as { issuer: string }));
+        })
+        .on('error', reject);
+    });
+    expect(metadata.issuer).toBe(`https://localhost:${port}/`);
+    expect(await stop(run)).toBe(0);
+  });
+
+  it('runs several worker processes on one port', async () => {
+    const port = await freePort();
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1', GATEHOUSE_WORKERS: '2' };
+    const run = await start(env);
+    expect(run.output()).toContain('2 workers');
+    // Workers come up after the banner; wait until they answer.
+    for (let i = 0; i < 100; i++) {
+      if ((await fetch(`http://localhost:${port}/readyz`).catch(() => undefined))?.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://localhost:${port}/.well-known/jwks.json`).then((r) => r.status)));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(await stop(run)).toBe(0);
+  });
+
+  it('refuses a bad configuration with a clear message and exit code 78', async () => {
+    const result = await runCliToEnd(['start'], { GATEHOUSE_DATA_DIR: dataDir(), PORT: 'abc' });
+    expect(result.code).toBe(78);
+    expect(result.output).toContain('Configuration error: PORT=abc: expected a whole number');
+    const unknown = await runCliToEnd(['frobnicate'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.output).toContain('Usage:');
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('lets in-flight requests finish and refuses new connections', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const server = await startTestServer({
+      configure: (app) => app.get('/slow-probe', { schema: { hide: true } }, async () => (await gate, { done: true })),
+    });
+    const inFlight = fetch(`${server.url}/slow-probe`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = server.close();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    release();
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ done: true });
+    await closing;
+  });
+});
