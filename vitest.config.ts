@@ -8,6 +8,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
+    reporters: ['default', './test/summary-reporter.ts'],
   },
 });
