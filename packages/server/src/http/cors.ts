@@ -39,7 +39,7 @@ export function registerCors(app: FastifyInstance, routes: RouteIndex): void {
     if (policy && request.method !== 'OPTIONS') await applyPolicy(policy, request, reply);
   });
 
-  app.options('/*', async (request, reply) => {
+  app.options('/*', { schema: { hide: true } }, async (request, reply) => {
     const method = request.headers['access-control-request-method'];
     const allowed = routes.allowedMethods(request.url);
     const policy = typeof method === 'string' ? routes.configOf(method, request.url)?.cors : undefined;
