@@ -13,6 +13,7 @@ import Fastify from 'fastify';
 import type { LoggerOptions } from 'pino';
 import { registerDiscovery } from './auth-api/discovery.js';
 import { registerJwks } from './auth-api/jwks.js';
+import { registerDemo } from './demo.js';
 import './fastify-types.js';
 import { registerHealth } from './health.js';
 import { registerCors } from './http/cors.js';
@@ -81,6 +82,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerHealth(app, services);
   registerDiscovery(app);
   registerJwks(app, services);
+  registerDemo(app);
   app.get('/openapi.json', { schema: { hide: true }, config: { tenantless: true } }, async () => app.swagger());
 
   return app;

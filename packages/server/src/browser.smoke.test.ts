@@ -42,4 +42,19 @@ describe('browser fixture', () => {
     }, document.jwks_uri);
     expect(kids.length).toBeGreaterThanOrEqual(2);
   });
+
+  it('renders the demo page under its strict CSP, with its stylesheet applied and no console errors', async (context) => {
+    const page = await openPage(browser, context);
+    const problems: string[] = [];
+    page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+    page.on('pageerror', (error) => problems.push(error.message));
+    const response = await page.goto(`${server.url}/demo`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("default-src 'self'");
+    await expect(page.title()).resolves.toBe('Gatehouse demo');
+    const radius = await page.locator('main').evaluate((el) => getComputedStyle(el).borderRadius);
+    expect(radius).toBe('14px'); // from style.css: the stylesheet loaded and CSP allowed it
+    expect(problems).toEqual([]);
+    await page.screenshot({ path: 'test-results/demo-placeholder.png' });
+  });
 });

@@ -30,6 +30,7 @@ function banner(config: Config, result: BootstrapResult): string {
     `  Issuer:           ${tenant.issuer}`,
     `  Discovery:        ${tenant.baseUrl}/.well-known/openid-configuration`,
     `  JWKS:             ${tenant.baseUrl}/.well-known/jwks.json`,
+    `  Demo page:        ${tenant.baseUrl}/demo`,
     `  Health:           ${tenant.baseUrl}/healthz  ${tenant.baseUrl}/readyz`,
     `  Management API:   ${managementAudience}`,
   ];

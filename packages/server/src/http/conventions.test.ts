@@ -11,10 +11,18 @@ import type { App } from '../services.js';
 
 const Probe = Type.Object({ name: Type.String({ minLength: 1 }), count: Type.Optional(Type.Integer()) }, { additionalProperties: false });
 
+const ALLOWED_ORIGIN = 'https://app.example';
+
 function addProbeRoutes(app: App): void {
   for (const url of ['/api/v2/_probe', '/dbconnections/_probe', '/oauth/_probe']) {
     app.post(url, { schema: { body: Probe, hide: true } }, async (request) => ({ received: request.body }));
   }
+  // As an endpoint for browsers configures it: only origins a client allows, with credentials.
+  app.post('/co/_probe', {
+    schema: { body: Probe, hide: true },
+    config: { cors: { kind: 'origins', credentials: true, isAllowed: (_request, origin) => origin === ALLOWED_ORIGIN } },
+    handler: async () => ({ ok: true }),
+  });
 }
 
 describe('HTTP conventions', () => {
@@ -126,6 +134,37 @@ describe('HTTP conventions', () => {
     expect(health.headers.get('access-control-allow-origin')).toBeNull();
     const missing = await fetch(`${server.url}/nope`, { method: 'OPTIONS', headers: { origin: 'https://app.example' } });
     expect(missing.status).toBe(404);
+  });
+
+  it('echoes only allowed origins, with credentials, on requests, errors and preflights', async () => {
+    const call = (origin: string, body = '{"name":"x"}') =>
+      fetch(`${server.url}/co/_probe`, { method: 'POST', body, headers: { origin, 'content-type': 'application/json' } });
+    const allowed = await call(ALLOWED_ORIGIN);
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+    expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(allowed.headers.get('vary')).toMatch(/Origin/);
+    const failing = await call(ALLOWED_ORIGIN, '{');
+    expect(failing.status).toBe(400);
+    expect(failing.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN); // the browser can read the error
+    const other = await call('https://evil.example');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    expect(other.headers.get('access-control-allow-credentials')).toBeNull();
+
+    const preflight = (origin: string) =>
+      fetch(`${server.url}/co/_probe`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+    const ok = await preflight(ALLOWED_ORIGIN);
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(ALLOWED_ORIGIN);
+    expect(ok.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(ok.headers.get('access-control-allow-methods')).toBe('POST');
+    expect(ok.headers.get('access-control-allow-headers')).toMatch(/Content-Type/i);
+    const refused = await preflight('https://evil.example');
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(refused.headers.get('access-control-allow-methods')).toBeNull();
   });
 
   it('rate-limits per tenant settings: headers on every response, then a 429 in the family shape', async () => {

@@ -1,0 +1,48 @@
+/**
+ * GET /demo: the demo single-page app from examples/spa, for the tenant created at first start (its Default App
+ * points there). Only the files present at start are served, with a CSP that allows nothing but this origin.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { NotFound } from './http/errors.js';
+import type { App } from './services.js';
+
+/** examples/spa, from packages/server/src or packages/server/dist alike. */
+const DEMO_DIR = new URL('../../../examples/spa/', import.meta.url);
+const CONTENT_TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+};
+const CSP = "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+function loadAssets(): Map<string, { body: Buffer; type: string }> {
+  const assets = new Map<string, { body: Buffer; type: string }>();
+  if (!existsSync(DEMO_DIR)) return assets;
+  for (const name of readdirSync(DEMO_DIR)) {
+    const type = CONTENT_TYPES[name.split('.').pop() ?? ''];
+    if (type) assets.set(name, { body: readFileSync(new URL(name, DEMO_DIR)), type });
+  }
+  return assets;
+}
+
+export function registerDemo(app: App): void {
+  const assets = loadAssets();
+  if (!assets.has('index.html')) return;
+  const send = (reply: FastifyReply, isDefaultTenant: boolean, name: string) => {
+    const asset = assets.get(name);
+    if (!asset || !isDefaultTenant) throw new NotFound('No demo app here');
+    return reply.type(asset.type).header('content-security-policy', CSP).header('cache-control', 'no-cache').send(asset.body);
+  };
+  const schema = { tags: ['demo'], summary: 'The demo single-page app' };
+  app.get('/demo', { schema }, (request, reply) => send(reply, request.tenant.isDefault, 'index.html'));
+  app.get('/demo/', { schema: { ...schema, hide: true } }, (request, reply) => send(reply, request.tenant.isDefault, 'index.html'));
+  app.get(
+    '/demo/:asset',
+    { schema: { ...schema, hide: true, params: Type.Object({ asset: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' }) }) } },
+    (request, reply) => send(reply, request.tenant.isDefault, request.params.asset),
+  );
+}
