@@ -1,0 +1,112 @@
+/**
+ * The real Gatehouse server, as `gatehouse start` runs it, on a fresh SQLite data dir in a child process.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { describeOutput, freePort, makeTempDir, startChild, stopChild, waitForHttp } from './processes.js';
+
+/** @import { Child } from './processes.js' */
+
+/**
+ * @typedef {object} Gatehouse
+ * @property {Child} child
+ * @property {number} port
+ * @property {string} url       http://127.0.0.1:<port>
+ * @property {string} tenantHost  the Host header that selects the default tenant (localhost:<port>)
+ */
+
+const CLI = fileURLToPath(new URL('../../packages/server/dist/cli.js', import.meta.url));
+
+/**
+ * A rate limit no bench run can reach. The token bucket is per tenant, bucket and client IP, and every
+ * autocannon connection comes from 127.0.0.1, so with the defaults (jwks: capacity 100, 20/s) nearly every
+ * request of a run would be a 429 and the bench would measure the limiter's refusal path, not the endpoint.
+ * The limiter itself still runs on every request (bucket lookup, arithmetic, X-RateLimit-* headers), as it
+ * does in production; only its ceiling is out of the way.
+ */
+const UNREACHABLE_LIMIT = { capacity: 1_000_000_000, per_second: 1_000_000_000 };
+
+/**
+ * The environment of the server: the bench's own, minus everything that configures Gatehouse (a
+ * DATABASE_URL or GATEHOUSE_CONFIG_FILE in the shell must not point the bench at a real database), plus the
+ * bench's settings.
+ * @param {number} port
+ * @param {string} dataDir
+ * @returns {NodeJS.ProcessEnv}
+ */
+function serverEnv(port, dataDir) {
+  /** @type {NodeJS.ProcessEnv} */
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('GATEHOUSE_') || ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST'].includes(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, PORT: String(port), HOST: '127.0.0.1', GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_LOG_LEVEL: 'warn' };
+}
+
+/**
+ * @param {number} port
+ * @param {string} dataDir
+ * @returns {Promise<Child>}
+ */
+async function startOnce(port, dataDir) {
+  const child = startChild('Gatehouse', CLI, ['start'], serverEnv(port, dataDir));
+  await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
+  return child;
+}
+
+/**
+ * Sets `settings.rate_limits.<bucket>` of the default tenant to UNREACHABLE_LIMIT for every bucket named,
+ * straight in the SQLite file. Only while no server has the file open: the server caches tenants (about
+ * 5 s) and would not see the change at once, so the caller restarts it afterwards.
+ * @param {string} dataDir
+ * @param {string[]} buckets
+ */
+function raiseRateLimits(dataDir, buckets) {
+  const db = new Database(path.join(dataDir, 'gatehouse.sqlite'));
+  try {
+    const update = db.transaction(() => {
+      const row = /** @type {{ id: string, settings: string } | undefined} */ (
+        db.prepare('SELECT id, settings FROM tenants WHERE is_default = 1').get()
+      );
+      if (!row) throw new Error('no default tenant in the bench database: the first start did not bootstrap it');
+      /** @type {{ rate_limits?: Record<string, { capacity: number, per_second: number }> }} */
+      const settings = JSON.parse(row.settings);
+      settings.rate_limits = { ...settings.rate_limits };
+      for (const bucket of buckets) settings.rate_limits[bucket] = UNREACHABLE_LIMIT;
+      db.prepare('UPDATE tenants SET settings = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(settings), Date.now(), row.id);
+    });
+    update();
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Starts Gatehouse on a fresh data dir with the named rate-limit buckets out of the way:
+ *  1. start it once, so it creates the database, the default tenant and its signing keys (the bootstrap);
+ *  2. stop it (SIGTERM: it drains and closes the database cleanly);
+ *  3. raise the tenant's limits for `buckets` in the database (there is no switch or environment variable
+ *     for rate limits: they are tenant settings, see UNREACHABLE_LIMIT);
+ *  4. start it again on the same data dir and port, so it reads the new settings from the start.
+ * @param {{ rateLimitBuckets: string[] }} options
+ * @returns {Promise<Gatehouse>}
+ */
+export async function startGatehouse({ rateLimitBuckets }) {
+  if (!existsSync(CLI)) {
+    throw new Error(`${CLI} is missing: build the server first (npm run build -w @gatehouse/server, or npm run bench)`);
+  }
+  const dataDir = makeTempDir('gatehouse-bench-');
+  const port = await freePort();
+
+  const first = await startOnce(port, dataDir);
+  const code = await stopChild(first);
+  if (code !== 0) throw new Error(`Gatehouse did not stop cleanly after its first start (exit ${code}).\n${describeOutput(first)}`);
+
+  raiseRateLimits(dataDir, rateLimitBuckets);
+
+  const child = await startOnce(port, dataDir);
+  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}` };
+}

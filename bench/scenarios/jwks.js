@@ -1,0 +1,17 @@
+/**
+ * GET /.well-known/jwks.json of the default tenant: the hottest public endpoint (every relying party fetches
+ * it to verify tokens). On Gatehouse it passes tenancy by Host, CORS, the token-bucket limiter, the cached
+ * key ring and the response schema; the peer returns the same document from a bare route.
+ */
+import { fileURLToPath } from 'node:url';
+
+/** @import { Scenario } from './index.js' */
+
+/** @type {Scenario} */
+export default {
+  name: 'jwks',
+  path: '/.well-known/jwks.json',
+  headers: ({ host }) => ({ host, accept: 'application/json' }),
+  peer: { label: 'bare Fastify', script: fileURLToPath(new URL('../peers/bare-fastify.js', import.meta.url)) },
+  rateLimitBuckets: ['jwks'],
+};
