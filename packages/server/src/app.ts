@@ -13,7 +13,9 @@ import Fastify from 'fastify';
 import type { LoggerOptions } from 'pino';
 import { registerDiscovery } from './auth-api/discovery.js';
 import { registerJwks } from './auth-api/jwks.js';
+import { registerTokenEndpoint } from './auth-api/token/index.js';
 import { registerDemo } from './demo.js';
+import { registerManagementApi } from './management/index.js';
 import './fastify-types.js';
 import { registerHealth } from './health.js';
 import { registerCors } from './http/cors.js';
@@ -82,7 +84,9 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerHealth(app, services);
   registerDiscovery(app);
   registerJwks(app, services);
+  registerTokenEndpoint(app, services);
   registerDemo(app);
+  await registerManagementApi(app, services);
   app.get('/openapi.json', { schema: { hide: true }, config: { tenantless: true } }, async () => app.swagger());
 
   return app;

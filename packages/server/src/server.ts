@@ -16,6 +16,7 @@ import { loggerOptions } from './logging.js';
 import type { App, Services } from './services.js';
 import { migrateToLatest, openStore, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
+import { ClientOrigins } from './tenancy/client-origins.js';
 import { TenantResolver } from './tenancy/tenant-resolver.js';
 
 export interface Prepared {
@@ -76,6 +77,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     keyRing: prepared.keyRing,
     tenants: new TenantResolver(prepared.store.db),
     rateLimitStore: rateLimitStoreFor(config),
+    clientOrigins: new ClientOrigins(prepared.store.db),
   };
   const logger = options.log === false ? false : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
   let app: App;

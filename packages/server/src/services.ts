@@ -7,6 +7,7 @@ import type { KeyRing } from './crypto/key-ring.js';
 import type { Sealer } from './crypto/sealing.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import type { Store } from './store/db.js';
+import type { ClientOrigins } from './tenancy/client-origins.js';
 import type { TenantResolver } from './tenancy/tenant-resolver.js';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -18,4 +19,5 @@ export interface Services {
   keyRing: KeyRing;
   tenants: TenantResolver;
   rateLimitStore: RateLimitStore;
+  clientOrigins: ClientOrigins;
 }

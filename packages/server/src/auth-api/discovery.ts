@@ -7,6 +7,9 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { SIGNING_ALG } from '../crypto/key-ring.js';
 import type { Tenant } from '../store/tenants.js';
+import { ASSERTION_ALGS } from './client-auth/private-key-jwt.js';
+import { TOKEN_ENDPOINT_AUTH_METHODS } from './client-auth/index.js';
+import { GRANTS } from './token/index.js';
 import type { App } from '../services.js';
 
 const DiscoveryDocument = Type.Object(
@@ -15,6 +18,10 @@ const DiscoveryDocument = Type.Object(
     jwks_uri: Type.String({ format: 'uri' }),
     id_token_signing_alg_values_supported: Type.Array(Type.String()),
     subject_types_supported: Type.Array(Type.String()),
+    token_endpoint: Type.String({ format: 'uri' }),
+    grant_types_supported: Type.Array(Type.String()),
+    token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    token_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
   },
   { additionalProperties: true, description: 'Authorization server metadata' },
 );
@@ -26,6 +33,11 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     jwks_uri: `${tenant.baseUrl}/.well-known/jwks.json`,
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     subject_types_supported: ['public'],
+    // Token endpoint: the grants and client authentication methods implemented.
+    token_endpoint: `${tenant.baseUrl}/oauth/token`,
+    grant_types_supported: Object.keys(GRANTS),
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
   };
 }
 

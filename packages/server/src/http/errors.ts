@@ -61,6 +61,12 @@ export class MethodNotAllowed extends ProtocolError {
   }
 }
 
+export class Conflict extends ProtocolError {
+  constructor(description: string, code = 'conflict') {
+    super(409, code, description);
+  }
+}
+
 export class PayloadTooLarge extends ProtocolError {
   constructor(limitBytes: number) {
     super(413, 'payload_too_large', `The request body exceeds the limit of ${limitBytes} bytes`);

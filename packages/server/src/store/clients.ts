@@ -5,8 +5,41 @@ import type { ClientsTable, Database } from './schema.js';
 export type AppType = 'spa' | 'native' | 'regular_web' | 'non_interactive';
 export type TokenEndpointAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
 
+/** A public key registered for private_key_jwt (B.7 `client_authentication_methods.private_key_jwt`). */
+export interface PrivateKeyJwtCredential {
+  id: string;
+  credential_type: 'public_key';
+  name?: string;
+  /** SPKI public key or X.509 certificate, PEM. */
+  pem: string;
+  alg?: 'RS256' | 'RS384' | 'PS256';
+  created_at?: string;
+}
+
+export interface TlsClientAuthCredential {
+  id: string;
+  credential_type: 'cert_subject_dn';
+  name?: string;
+  subject_dn: string;
+}
+
+export interface SelfSignedTlsCredential {
+  id: string;
+  credential_type: 'x509_cert';
+  name?: string;
+  pem: string;
+}
+
+/** At most one of these is set; when one is, it replaces token_endpoint_auth_method. */
+export interface ClientAuthenticationMethods {
+  private_key_jwt?: { credentials: PrivateKeyJwtCredential[] };
+  tls_client_auth?: { credentials: TlsClientAuthCredential[] };
+  self_signed_tls_client_auth?: { credentials: SelfSignedTlsCredential[] };
+}
+
 /** Fields kept in the JSON `properties` column. */
 export interface ClientProperties {
+  client_authentication_methods?: ClientAuthenticationMethods;
   description?: string;
   callbacks: string[];
   allowed_logout_urls: string[];

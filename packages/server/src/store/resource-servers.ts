@@ -7,7 +7,9 @@ export interface ResourceServerScope {
   description: string;
 }
 
+/** Documented fields with behaviour here, plus any other documented field, stored and echoed as sent. */
 export interface ResourceServerProperties {
+  [field: string]: unknown;
   scopes: ResourceServerScope[];
   signing_alg: 'RS256';
   token_lifetime: number;
@@ -60,6 +62,24 @@ export async function findResourceServerByIdentifier(
     .where('identifier', '=', identifier)
     .executeTakeFirst();
   return row ? fromRow(row) : undefined;
+}
+
+export async function findResourceServerById(db: Kysely<Database>, tenantId: string, id: string): Promise<ResourceServer | undefined> {
+  const row = await db.selectFrom('resource_servers').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function listResourceServers(db: Kysely<Database>, tenantId: string): Promise<ResourceServer[]> {
+  const rows = await db.selectFrom('resource_servers').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute();
+  return rows.map(fromRow);
+}
+
+/** Deletes the API and the client grants for it, together. */
+export async function deleteResourceServer(db: Kysely<Database>, rs: ResourceServer): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('client_grants').where('tenant_id', '=', rs.tenant_id).where('audience', '=', rs.identifier).execute();
+    await trx.deleteFrom('resource_servers').where('tenant_id', '=', rs.tenant_id).where('id', '=', rs.id).execute();
+  });
 }
 
 export async function findSystemResourceServer(db: Kysely<Database>, tenantId: string): Promise<ResourceServer | undefined> {

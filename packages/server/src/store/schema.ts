@@ -100,6 +100,71 @@ export interface ConnectionClientsTable {
   tenant_id: string;
 }
 
+export interface UsedClientAssertionsTable {
+  tenant_id: string;
+  client_id: string;
+  jti: string;
+  expires_at: number;
+}
+
+export interface UsersTable {
+  user_id: string;
+  tenant_id: string;
+  connection_id: string;
+  /** Lower case. */
+  email: string | null;
+  email_verified: number;
+  username: string | null;
+  phone_number: string | null;
+  phone_verified: number;
+  password_hash: string | null;
+  blocked: number;
+  /** JSON: name, given_name, family_name, nickname, picture, … */
+  profile: string;
+  user_metadata: string;
+  app_metadata: string;
+  linked_to: string | null;
+  logins_count: number;
+  last_login: number | null;
+  last_ip: string | null;
+  last_password_reset: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RolesTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface RolePermissionsTable {
+  role_id: string;
+  tenant_id: string;
+  resource_server_identifier: string;
+  permission_name: string;
+}
+
+export interface UserRolesTable {
+  user_id: string;
+  role_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+export interface UserBlocksTable {
+  id: string;
+  tenant_id: string;
+  user_id: string | null;
+  identifier: string;
+  ip: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_domains: TenantDomainsTable;
@@ -109,4 +174,10 @@ export interface Database {
   client_grants: ClientGrantsTable;
   connections: ConnectionsTable;
   connection_clients: ConnectionClientsTable;
+  used_client_assertions: UsedClientAssertionsTable;
+  users: UsersTable;
+  roles: RolesTable;
+  role_permissions: RolePermissionsTable;
+  user_roles: UserRolesTable;
+  user_blocks: UserBlocksTable;
 }

@@ -18,6 +18,13 @@ export interface TenantSettings {
   rate_limits?: Record<string, RateLimitSetting>;
   /** Allow webhooks to http:// loopback and private addresses (development). */
   allow_insecure_webhooks?: boolean;
+  /**
+   * SHA-256 (hex) of the custom domain's API key that a TLS-terminating edge sends as `cname-api-key`; the
+   * forwarded client-certificate headers count only when it matches.
+   */
+  custom_domain_api_key_sha256?: string;
+  /** The audience used when a token request names none. */
+  default_audience?: string;
 }
 
 export interface Tenant {

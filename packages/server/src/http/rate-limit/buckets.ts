@@ -11,6 +11,10 @@ export const DEFAULT_LIMITS = {
   jwks: { capacity: 100, perSecond: 20 },
   /** GET /.well-known/openid-configuration and oauth-authorization-server, per client IP. */
   discovery: { capacity: 100, perSecond: 20 },
+  /** POST /oauth/token, per client IP (the client is not known before the body is read). */
+  token: { capacity: 200, perSecond: 100 },
+  /** Every /api/v2 route, per tenant (as the reference counts Management API calls). */
+  management: { capacity: 100, perSecond: 50 },
 } as const satisfies Record<string, BucketLimit>;
 
 export type BucketName = keyof typeof DEFAULT_LIMITS;

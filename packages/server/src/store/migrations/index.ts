@@ -4,9 +4,11 @@
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001_foundation.js';
+import * as machineAccessAndUsers from './0002_machine_access_and_users.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_machine_access_and_users': machineAccessAndUsers,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,53 @@
+/**
+ * grant_type=client_credentials (RFC 6749 §4.4): a confidential client gets an access token for an API
+ * (`audience`) it holds a client grant for. `scope` may narrow the granted scopes; asking for one that was not
+ * granted is an error, never silently dropped.
+ */
+import { signJwt } from '../../crypto/jwt.js';
+import { InvalidRequest } from '../../http/errors.js';
+import { findClientGrant } from '../../store/client-grants.js';
+import { findResourceServerByIdentifier } from '../../store/resource-servers.js';
+import { authenticateClient } from '../client-auth/index.js';
+import { AccessDenied, InvalidScope, UnauthorizedClient } from '../errors.js';
+import type { GrantHandler } from './types.js';
+
+export const clientCredentials: GrantHandler = async ({ request, params, services, endpointUrl }) => {
+  const tenant = request.tenant;
+  const client = await authenticateClient(request, params, services, { allowPublic: false, endpointUrl });
+  if (!client.grant_types.includes('client_credentials')) {
+    throw new UnauthorizedClient("Grant type 'client_credentials' not allowed for the client.");
+  }
+  const audience = (typeof params.audience === 'string' && params.audience) || tenant.settings.default_audience;
+  if (!audience) throw new InvalidRequest('audience is required (no default audience is configured)');
+
+  const api = await findResourceServerByIdentifier(services.store.db, tenant.id, audience);
+  if (!api) throw new AccessDenied(`Service not found: ${audience}`);
+  const grant = await findClientGrant(services.store.db, tenant.id, client.client_id, audience);
+  if (!grant) {
+    throw new AccessDenied(`Client is not authorized to access "${audience}". You need to create a "client-grant" associated to this API.`);
+  }
+
+  let scopes = grant.scope;
+  if (typeof params.scope === 'string' && params.scope.trim() !== '') {
+    const requested = [...new Set(params.scope.trim().split(/\s+/))];
+    const missing = requested.filter((s) => !grant.scope.includes(s));
+    if (missing.length > 0) throw new InvalidScope(`Scopes not granted to this client: ${missing.join(' ')}`);
+    scopes = requested;
+  }
+
+  const { token, expiresIn } = await signJwt(
+    services.keyRing,
+    tenant.id,
+    {
+      iss: tenant.issuer,
+      sub: `${client.client_id}@clients`,
+      aud: audience,
+      scope: scopes.join(' '),
+      azp: client.client_id,
+      gty: 'client-credentials',
+    },
+    api.token_lifetime,
+    'at+jwt',
+  );
+  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') };
+};

@@ -1,0 +1,65 @@
+/**
+ * POST /oauth/token (RFC 6749 §3.2): JSON or form body, dispatched by `grant_type` to one file per grant.
+ * Responses are never cached. CORS follows the origins the tenant's clients allow.
+ */
+import { Type } from '@fastify/type-provider-typebox';
+import { InvalidRequest } from '../../http/errors.js';
+import type { App, Services } from '../../services.js';
+import { UnsupportedGrantType } from '../errors.js';
+import { clientCredentials } from './client-credentials.js';
+import type { GrantHandler } from './types.js';
+
+/** Grant types this server implements; each later grant adds one line. */
+export const GRANTS: Record<string, GrantHandler> = {
+  client_credentials: clientCredentials,
+};
+
+const TokenRequest = Type.Object(
+  {
+    grant_type: Type.String({ minLength: 1, maxLength: 200 }),
+    client_id: Type.Optional(Type.String({ maxLength: 200 })),
+    client_secret: Type.Optional(Type.String({ maxLength: 1000 })),
+    client_assertion: Type.Optional(Type.String({ maxLength: 16_000 })),
+    client_assertion_type: Type.Optional(Type.String({ maxLength: 200 })),
+    audience: Type.Optional(Type.String({ maxLength: 600 })),
+    scope: Type.Optional(Type.String({ maxLength: 10_000 })),
+  },
+  // OAuth: unknown parameters are ignored (RFC 6749 §3.2).
+  { additionalProperties: true },
+);
+
+const TokenResponseSchema = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+  scope: Type.Optional(Type.String()),
+  id_token: Type.Optional(Type.String()),
+  refresh_token: Type.Optional(Type.String()),
+});
+
+export function registerTokenEndpoint(app: App, services: Services): void {
+  app.post('/oauth/token', {
+    schema: {
+      tags: ['authentication'],
+      summary: 'Token endpoint',
+      description: `Grant types: ${Object.keys(GRANTS).join(', ')}. Body as JSON or application/x-www-form-urlencoded.`,
+      body: TokenRequest,
+      response: { 200: TokenResponseSchema },
+    },
+    config: {
+      rateLimit: { bucket: 'token' },
+      cors: { kind: 'origins', credentials: false, isAllowed: (request, origin) => services.clientOrigins.allows(request.tenant.id, origin) },
+    },
+    // A missing grant_type is an OAuth invalid_request, not a schema error message.
+    preValidation: async (request) => {
+      const body = request.body as Record<string, unknown> | undefined;
+      if (!body || typeof body !== 'object' || typeof body.grant_type !== 'string') throw new InvalidRequest('grant_type is required');
+    },
+    handler: async (request, reply) => {
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      const grant = Object.hasOwn(GRANTS, request.body.grant_type) ? GRANTS[request.body.grant_type] : undefined;
+      if (!grant) throw new UnsupportedGrantType(request.body.grant_type);
+      return grant({ request, params: request.body, services, endpointUrl: `${request.tenant.baseUrl}/oauth/token` });
+    },
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * Management API authentication and authorization, for every /api/v2 operation, before the body is read:
+ *  1. a bearer JWT signed by this tenant's keys, `iss` = the tenant issuer, `aud` = `<issuer>api/v2/`, not expired;
+ *  2. issued to a client that exists in this tenant now ("only a global client is accepted": we read global as
+ *     "a client of this tenant", so a token of a deleted client, or of another tenant, is refused with 401);
+ *  3. carrying at least one of the operation's scopes, else 403 naming them.
+ * A token whose subject is a user (not `<client>@clients`) and that passes only through `*current_user*`
+ * scopes may act on that user alone (see assertActsOnSelf).
+ */
+import { createLocalJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { FastifyRequest } from 'fastify';
+import type { JsonWebKeySet } from '../crypto/key-ring.js';
+import { ProtocolError } from '../http/errors.js';
+import type { Services } from '../services.js';
+import { findClient } from '../store/clients.js';
+import { managementAudience } from '../tenancy/bootstrap.js';
+
+export interface ManagementPrincipal {
+  /** The client the token was issued to (`azp`). */
+  clientId: string;
+  /** `sub`: `<client_id>@clients` for machine tokens, a user id for user tokens. */
+  subject: string;
+  isUser: boolean;
+  scopes: ReadonlySet<string>;
+  /** True when only `*current_user*` scopes allowed this operation: it may touch `subject` alone. */
+  selfOnly: boolean;
+}
+
+export class Unauthorized extends ProtocolError {
+  constructor(description = 'Invalid token', code = 'invalid_token') {
+    super(401, code, description, { 'www-authenticate': `Bearer realm="api", error="${code}"` });
+  }
+}
+
+export class InsufficientScope extends ProtocolError {
+  constructor(scopes: readonly string[]) {
+    super(403, 'insufficient_scope', `Insufficient scope, expected any of: ${scopes.join(',')}`);
+  }
+}
+
+export class SubjectMismatch extends ProtocolError {
+  constructor() {
+    super(403, 'insufficient_scope', 'User to be acted on does not match subject in bearer token.');
+  }
+}
+
+const keySets = new WeakMap<JsonWebKeySet, JWTVerifyGetKey>();
+
+/** The key ring returns the same JWKS object while it is cached, so the imported keys are reused with it. */
+function localKeys(jwks: JsonWebKeySet): JWTVerifyGetKey {
+  let getKey = keySets.get(jwks);
+  if (!getKey) {
+    getKey = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+    keySets.set(jwks, getKey);
+  }
+  return getKey;
+}
+
+export function isCurrentUserScope(scope: string): boolean {
+  return scope.endsWith(':current_user') || scope.includes(':current_user_');
+}
+
+export function createManagementAuthenticator(services: Pick<Services, 'keyRing' | 'store'>) {
+  return async function authenticate(request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization;
+    if (!header) throw new Unauthorized('Missing authentication', 'missing_authentication');
+    const match = /^Bearer +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim());
+    if (!match) throw new Unauthorized('Bad HTTP authentication header format', 'invalid_token');
+    const tenant = request.tenant;
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(match[1]!, localKeys(await services.keyRing.jwks(tenant.id)), {
+        issuer: tenant.issuer,
+        audience: managementAudience(tenant),
+        algorithms: ['RS256'],
+      }));
+    } catch {
+      throw new Unauthorized();
+    }
+    const subject = typeof payload.sub === 'string' ? payload.sub : '';
+    const isUser = !subject.endsWith('@clients');
+    const clientId = typeof payload.azp === 'string' ? payload.azp : isUser ? '' : subject.slice(0, -'@clients'.length);
+    if (!subject || !clientId || !(await findClient(services.store.db, tenant.id, clientId))) {
+      throw new Unauthorized('Client is not global');
+    }
+    const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+
+    const allowedBy = request.routeOptions.config.scopes ?? [];
+    const granted = allowedBy.filter((s) => scopes.has(s) && (!isUser || isCurrentUserScope(s)));
+    if (granted.length === 0) throw new InsufficientScope(allowedBy);
+    request.principal = { clientId, subject, isUser, scopes, selfOnly: granted.every(isCurrentUserScope) };
+  };
+}
+
+/** For operations on one user: a self-only principal may act on its own subject alone. */
+export function assertActsOnSelf(request: FastifyRequest, userId: string): void {
+  if (request.principal.selfOnly && request.principal.subject !== userId) throw new SubjectMismatch();
+}

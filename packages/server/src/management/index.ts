@@ -1,0 +1,20 @@
+/**
+ * The Management API v2 under /api/v2: one module per resource, all behind the same authentication and
+ * scope check (authenticate.ts), with every operation declaring its scopes (operation.ts).
+ * To find an operation: /api/v2/<resource>/… lives in management/<resource>.ts.
+ */
+import type { App, Services } from '../services.js';
+import { createManagementAuthenticator } from './authenticate.js';
+import { registerOpenApiDocument } from './openapi.js';
+import { registerResourceServers } from './resource-servers.js';
+
+export async function registerManagementApi(app: App, services: Services): Promise<void> {
+  registerOpenApiDocument(app);
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', createManagementAuthenticator(services));
+      registerResourceServers(api as App, services);
+    },
+    { prefix: '/api/v2' },
+  );
+}

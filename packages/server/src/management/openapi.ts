@@ -1,0 +1,49 @@
+/**
+ * GET /api/v2/openapi.json: the Management API's OpenAPI 3.1 document, generated from the same route schemas
+ * that validate requests, with each operation's scopes as its security requirement. Public, like the
+ * reference's published document.
+ */
+import type { App } from '../services.js';
+import { MANAGEMENT_SECURITY_SCHEME } from './operation.js';
+import { describeScope, MANAGEMENT_SCOPES } from './scopes.js';
+
+interface OpenApiDocument {
+  paths?: Record<string, unknown>;
+  components?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export function registerOpenApiDocument(app: App): void {
+  app.get('/api/v2/openapi.json', {
+    schema: { hide: true },
+    handler: async (request) => {
+      const full = app.swagger() as OpenApiDocument;
+      const paths = Object.fromEntries(
+        Object.entries(full.paths ?? {})
+          .filter(([path]) => path.startsWith('/api/v2/') && path !== '/api/v2/openapi.json')
+          .map(([path, item]) => [path.slice('/api/v2'.length), item]),
+      );
+      return {
+        openapi: '3.1.0',
+        info: { title: 'Gatehouse Management API', version: '2.0', description: 'Administers a Gatehouse tenant.' },
+        servers: [{ url: `${request.tenant.baseUrl}/api/v2` }],
+        paths,
+        components: {
+          ...full.components,
+          securitySchemes: {
+            [MANAGEMENT_SECURITY_SCHEME]: {
+              type: 'oauth2',
+              description: 'An access token for the audience <issuer>api/v2/, from the client credentials grant.',
+              flows: {
+                clientCredentials: {
+                  tokenUrl: `${request.tenant.baseUrl}/oauth/token`,
+                  scopes: Object.fromEntries(MANAGEMENT_SCOPES.map((s) => [s, describeScope(s)])),
+                },
+              },
+            },
+          },
+        },
+      };
+    },
+  });
+}

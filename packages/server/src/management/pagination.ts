@@ -1,0 +1,56 @@
+/**
+ * The reference's two paging styles (B.4), over a list already filtered for the caller:
+ *  - offset: `page` (0-based), `per_page` (≤100), `include_totals` → a plain array, or with include_totals
+ *    `{ start, limit, length, total, <collection> }`;
+ *  - checkpoint: `from` (opaque) and `take` (≤100) → `{ <collection>, next? }`, `next` absent on the last page.
+ * With neither, the whole list (capped at 50, as the reference's default page) is a plain array.
+ */
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import { InvalidInput } from '../http/errors.js';
+
+/** Spread into a route's querystring object next to its own filters. */
+export const pagingFields = {
+  page: Type.Optional(Type.Integer({ minimum: 0 })),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  include_totals: Type.Optional(Type.Boolean()),
+  from: Type.Optional(Type.String({ maxLength: 200 })),
+  take: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+};
+export const PagingQuery = Type.Object(pagingFields, { additionalProperties: false });
+export type PagingQuery = Static<typeof PagingQuery>;
+
+const DEFAULT_PER_PAGE = 50;
+/** Offset paging stops here, as in the reference; checkpoint paging goes further. */
+const OFFSET_LIMIT = 1000;
+
+function encodeCursor(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url');
+}
+
+function decodeCursor(from: string): number {
+  const text = Buffer.from(from, 'base64url').toString('utf8');
+  const offset = /^o:(\d{1,9})$/.exec(text)?.[1];
+  if (offset === undefined) throw new InvalidInput('querystring', 'from: not a cursor returned by this API');
+  return Number(offset);
+}
+
+export function paginate<T, K extends string>(items: readonly T[], query: PagingQuery, collection: K): T[] | Record<string, unknown> {
+  if (query.from !== undefined || query.take !== undefined) {
+    const start = query.from ? decodeCursor(query.from) : 0;
+    const take = query.take ?? DEFAULT_PER_PAGE;
+    const page = items.slice(start, start + take);
+    const next = start + take < items.length ? encodeCursor(start + take) : undefined;
+    return { [collection]: page, ...(next && { next }) };
+  }
+  const perPage = query.per_page ?? DEFAULT_PER_PAGE;
+  const page = query.page ?? 0;
+  if (page * perPage >= OFFSET_LIMIT) {
+    throw new InvalidInput(
+      'querystring',
+      `Requesting page ${page} exceeds the allowed maximum of ${OFFSET_LIMIT} records; use the checkpoint pagination method (from, take)`,
+    );
+  }
+  const slice = items.slice(page * perPage, (page + 1) * perPage);
+  if (!query.include_totals) return slice;
+  return { start: page * perPage, limit: perPage, length: slice.length, total: items.length, [collection]: slice };
+}
