@@ -16,6 +16,7 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';
 import { registerDemo } from './demo.js';
 import { registerManagementApi } from './management/index.js';
+import { managementSecuritySchemes } from './management/openapi.js';
 import './fastify-types.js';
 import { registerHealth } from './health.js';
 import { registerCors } from './http/cors.js';
@@ -62,6 +63,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
         version: '2.0',
         description: 'Authentication API and Management API v2 of a Gatehouse tenant',
       },
+      components: { securitySchemes: managementSecuritySchemes('/oauth/token') },
     },
   });
 

@@ -3,12 +3,14 @@
  *  1. a bearer JWT signed by this tenant's keys, `iss` = the tenant issuer, `aud` = `<issuer>api/v2/`, not expired;
  *  2. issued to a client that exists in this tenant now ("only a global client is accepted": we read global as
  *     "a client of this tenant", so a token of a deleted client, or of another tenant, is refused with 401);
- *  3. carrying at least one of the operation's scopes, else 403 naming them.
+ *  3. within the calling client's rate limit (429 with the X-RateLimit-* headers otherwise);
+ *  4. carrying at least one of the operation's scopes, else 403 naming them.
  * A token whose subject is a user (not `<client>@clients`) and that passes only through `*current_user*`
  * scopes may act on that user alone (see assertActsOnSelf).
  */
 import { createLocalJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { consumeRateLimit } from '../http/rate-limit/plugin.js';
 import type { JsonWebKeySet } from '../crypto/key-ring.js';
 import { ProtocolError } from '../http/errors.js';
 import type { Services } from '../services.js';
@@ -60,8 +62,8 @@ export function isCurrentUserScope(scope: string): boolean {
   return scope.endsWith(':current_user') || scope.includes(':current_user_');
 }
 
-export function createManagementAuthenticator(services: Pick<Services, 'keyRing' | 'store'>) {
-  return async function authenticate(request: FastifyRequest): Promise<void> {
+export function createManagementAuthenticator(services: Pick<Services, 'keyRing' | 'store' | 'rateLimitStore'>) {
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw new Unauthorized('Missing authentication', 'missing_authentication');
     const match = /^Bearer +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim());
@@ -85,10 +87,16 @@ export function createManagementAuthenticator(services: Pick<Services, 'keyRing'
     }
     const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
 
+    const principal = { clientId, subject, isUser, scopes, selfOnly: false };
+    request.principal = principal;
+    // Counted per calling client once it is known; 429 comes before the scope check, as in the reference.
+    const rule = request.routeOptions.config.rateLimit;
+    if (rule) await consumeRateLimit(services.rateLimitStore, rule, request, reply);
+
     const allowedBy = request.routeOptions.config.scopes ?? [];
     const granted = allowedBy.filter((s) => scopes.has(s) && (!isUser || isCurrentUserScope(s)));
     if (granted.length === 0) throw new InsufficientScope(allowedBy);
-    request.principal = { clientId, subject, isUser, scopes, selfOnly: granted.every(isCurrentUserScope) };
+    principal.selfOnly = granted.every(isCurrentUserScope);
   };
 }
 

@@ -13,6 +13,25 @@ interface OpenApiDocument {
   [key: string]: unknown;
 }
 
+/** The OAuth 2.0 scheme every operation names, with the whole catalogue as its scopes. */
+export function managementSecuritySchemes(tokenUrl: string): Record<
+  string,
+  { type: 'oauth2'; description: string; flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } } }
+> {
+  return {
+    [MANAGEMENT_SECURITY_SCHEME]: {
+      type: 'oauth2' as const,
+      description: 'An access token for the audience <issuer>api/v2/, from the client credentials grant.',
+      flows: {
+        clientCredentials: {
+          tokenUrl,
+          scopes: Object.fromEntries(MANAGEMENT_SCOPES.map((s) => [s, describeScope(s)])),
+        },
+      },
+    },
+  };
+}
+
 export function registerOpenApiDocument(app: App): void {
   app.get('/api/v2/openapi.json', {
     schema: { hide: true },
@@ -30,18 +49,7 @@ export function registerOpenApiDocument(app: App): void {
         paths,
         components: {
           ...full.components,
-          securitySchemes: {
-            [MANAGEMENT_SECURITY_SCHEME]: {
-              type: 'oauth2',
-              description: 'An access token for the audience <issuer>api/v2/, from the client credentials grant.',
-              flows: {
-                clientCredentials: {
-                  tokenUrl: `${request.tenant.baseUrl}/oauth/token`,
-                  scopes: Object.fromEntries(MANAGEMENT_SCOPES.map((s) => [s, describeScope(s)])),
-                },
-              },
-            },
-          },
+          securitySchemes: managementSecuritySchemes(`${request.tenant.baseUrl}/oauth/token`),
         },
       };
     },

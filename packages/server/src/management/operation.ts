@@ -8,7 +8,11 @@ import type { RateLimitRule } from '../http/rate-limit/buckets.js';
 import { isManagementScope } from './scopes.js';
 
 export const MANAGEMENT_SECURITY_SCHEME = 'managementApiToken';
-const RATE_LIMIT: RateLimitRule = { bucket: 'management', key: () => 'tenant' };
+export const MANAGEMENT_RATE_LIMIT: RateLimitRule = {
+  bucket: 'management',
+  key: (request) => request.principal.clientId,
+  afterAuthentication: true,
+};
 
 export function operation<S extends { summary: string; tags?: string[] }>(scopes: readonly string[], schema: S) {
   const unknown = scopes.filter((s) => !isManagementScope(s));
@@ -20,6 +24,6 @@ export function operation<S extends { summary: string; tags?: string[] }>(scopes
       security: [{ [MANAGEMENT_SECURITY_SCHEME]: [...scopes] }],
       description: `Scopes (any one): ${scopes.join(', ')}`,
     } as S,
-    config: { scopes, rateLimit: RATE_LIMIT },
+    config: { scopes, rateLimit: MANAGEMENT_RATE_LIMIT },
   };
 }

@@ -13,7 +13,7 @@ export const DEFAULT_LIMITS = {
   discovery: { capacity: 100, perSecond: 20 },
   /** POST /oauth/token, per client IP (the client is not known before the body is read). */
   token: { capacity: 200, perSecond: 100 },
-  /** Every /api/v2 route, per tenant (as the reference counts Management API calls). */
+  /** Every /api/v2 operation, per calling client, counted after authentication. */
   management: { capacity: 100, perSecond: 50 },
 } as const satisfies Record<string, BucketLimit>;
 
@@ -23,6 +23,11 @@ export interface RateLimitRule {
   bucket: BucketName;
   /** What one bucket counts; the client IP unless the route says otherwise (a client id, a user id). */
   key?: (request: FastifyRequest) => string;
+  /**
+   * Counted by the route's own authentication (which calls consumeRateLimit) instead of on arrival, so that
+   * unauthenticated requests cannot spend an authenticated caller's budget.
+   */
+  afterAuthentication?: boolean;
 }
 
 export function isBucketName(name: string): name is BucketName {

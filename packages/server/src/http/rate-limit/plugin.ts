@@ -3,33 +3,38 @@
  * `<tenant>:<bucket>:<key>`, the three X-RateLimit-* headers on every response of such a route, and past the
  * limit a 429 in the route family's shape, with Retry-After.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TooManyRequests } from '../errors.js';
-import { DEFAULT_LIMITS } from './buckets.js';
+import { DEFAULT_LIMITS, type RateLimitRule } from './buckets.js';
 import type { RateLimitStore } from './store.js';
 import type { BucketLimit } from './token-bucket.js';
+
+/** Takes one token for `rule`; sets the headers, or throws the 429. */
+export async function consumeRateLimit(store: RateLimitStore, rule: RateLimitRule, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const override = request.tenant.settings.rate_limits?.[rule.bucket];
+  const limit: BucketLimit = override ? { capacity: override.capacity, perSecond: override.per_second } : DEFAULT_LIMITS[rule.bucket];
+  const key = `${request.tenant.id}:${rule.bucket}:${rule.key ? rule.key(request) : request.ip}`;
+  let result;
+  try {
+    result = await store.take(key, limit);
+  } catch (err) {
+    // A shared counter store that is down must not take the service down with it: fail open, loudly.
+    request.log.warn({ err, bucket: rule.bucket }, 'rate-limit store unavailable; request not counted');
+    return;
+  }
+  const headers = {
+    'x-ratelimit-limit': String(result.limit),
+    'x-ratelimit-remaining': String(result.remaining),
+    'x-ratelimit-reset': String(result.resetAt),
+  };
+  if (!result.allowed) throw new TooManyRequests({ ...headers, 'retry-after': String(result.retryAfter) });
+  reply.headers(headers);
+}
 
 export function registerRateLimit(app: FastifyInstance, store: RateLimitStore): void {
   app.addHook('onRequest', async (request, reply) => {
     const rule = request.routeOptions.config.rateLimit;
-    if (!rule || !request.tenant) return;
-    const override = request.tenant.settings.rate_limits?.[rule.bucket];
-    const limit: BucketLimit = override ? { capacity: override.capacity, perSecond: override.per_second } : DEFAULT_LIMITS[rule.bucket];
-    const key = `${request.tenant.id}:${rule.bucket}:${rule.key ? rule.key(request) : request.ip}`;
-    let result;
-    try {
-      result = await store.take(key, limit);
-    } catch (err) {
-      // A shared counter store that is down must not take the service down with it: fail open, loudly.
-      request.log.warn({ err, bucket: rule.bucket }, 'rate-limit store unavailable; request not counted');
-      return;
-    }
-    const headers = {
-      'x-ratelimit-limit': String(result.limit),
-      'x-ratelimit-remaining': String(result.remaining),
-      'x-ratelimit-reset': String(result.resetAt),
-    };
-    if (!result.allowed) throw new TooManyRequests({ ...headers, 'retry-after': String(result.retryAfter) });
-    reply.headers(headers);
+    if (!rule || rule.afterAuthentication || !request.tenant) return;
+    await consumeRateLimit(store, rule, request, reply);
   });
 }
