@@ -8,10 +8,9 @@
  * A token whose subject is a user (not `<client>@clients`) and that passes only through `*current_user*`
  * scopes may act on that user alone (see assertActsOnSelf).
  */
-import { createLocalJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken, verifyAccessToken } from '../crypto/access-token.js';
 import { consumeRateLimit } from '../http/rate-limit/plugin.js';
-import type { JsonWebKeySet } from '../crypto/key-ring.js';
 import { ProtocolError } from '../http/errors.js';
 import type { Services } from '../services.js';
 import { findClient } from '../store/clients.js';
@@ -46,18 +45,6 @@ export class SubjectMismatch extends ProtocolError {
   }
 }
 
-const keySets = new WeakMap<JsonWebKeySet, JWTVerifyGetKey>();
-
-/** The key ring returns the same JWKS object while it is cached, so the imported keys are reused with it. */
-function localKeys(jwks: JsonWebKeySet): JWTVerifyGetKey {
-  let getKey = keySets.get(jwks);
-  if (!getKey) {
-    getKey = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
-    keySets.set(jwks, getKey);
-  }
-  return getKey;
-}
-
 export function isCurrentUserScope(scope: string): boolean {
   return scope.endsWith(':current_user') || scope.includes(':current_user_');
 }
@@ -66,16 +53,12 @@ export function createManagementAuthenticator(services: Pick<Services, 'keyRing'
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw new Unauthorized('Missing authentication', 'missing_authentication');
-    const match = /^Bearer +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim());
-    if (!match) throw new Unauthorized('Bad HTTP authentication header format', 'invalid_token');
+    const token = bearerToken(header);
+    if (!token) throw new Unauthorized('Bad HTTP authentication header format', 'invalid_token');
     const tenant = request.tenant;
     let payload;
     try {
-      ({ payload } = await jwtVerify(match[1]!, localKeys(await services.keyRing.jwks(tenant.id)), {
-        issuer: tenant.issuer,
-        audience: managementAudience(tenant),
-        algorithms: ['RS256'],
-      }));
+      payload = await verifyAccessToken(services.keyRing, tenant, token, managementAudience(tenant));
     } catch {
       throw new Unauthorized();
     }

@@ -1,0 +1,36 @@
+/**
+ * Verifies access tokens this tenant issued: RS256, signed by one of the tenant's published keys, `iss` = the
+ * tenant issuer, `aud` containing the expected audience, not expired. Used by the Management API and, later, by
+ * user endpoints such as /userinfo; callers add their own checks on the verified claims.
+ */
+import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { Tenant } from '../store/tenants.js';
+import type { JsonWebKeySet, KeyRing } from './key-ring.js';
+
+const keySets = new WeakMap<JsonWebKeySet, JWTVerifyGetKey>();
+
+/** The key ring returns the same JWKS object while it is cached, so the imported keys are reused with it. */
+function localKeys(jwks: JsonWebKeySet): JWTVerifyGetKey {
+  let getKey = keySets.get(jwks);
+  if (!getKey) {
+    getKey = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+    keySets.set(jwks, getKey);
+  }
+  return getKey;
+}
+
+/** A bearer token from an Authorization header, or undefined if the header is absent or not a Bearer JWT. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = header ? /^Bearer +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim()) : null;
+  return match?.[1];
+}
+
+/** Resolves to the verified claims; rejects on any failure (callers answer 401 without detail). */
+export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token: string, audience: string): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(token, localKeys(await keyRing.jwks(tenant.id)), {
+    issuer: tenant.issuer,
+    audience,
+    algorithms: ['RS256'],
+  });
+  return payload;
+}
