@@ -21,6 +21,7 @@ import './fastify-types.js';
 import { registerHealth } from './health.js';
 import { registerCors } from './http/cors.js';
 import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling } from './http/error-handler.js';
+import { registerInputGuards } from './http/input-guards.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -81,6 +82,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerTenancy(app, services.tenants);
   registerCors(app, routes);
   registerRateLimit(app, services.rateLimitStore);
+  registerInputGuards(app);
   registerSecurityHeaders(app, { https: Boolean(tls) });
 
   registerHealth(app, services);

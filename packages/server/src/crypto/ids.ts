@@ -23,6 +23,7 @@ export const newId = {
   resourceServer: () => randomHex(24),
   clientGrant: () => `cgr_${randomAlphanumeric(16)}`,
   connection: () => `con_${randomAlphanumeric(16)}`,
+  role: () => `rol_${randomAlphanumeric(16)}`,
 };
 
 export function randomHex(length: number): string {

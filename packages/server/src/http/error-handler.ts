@@ -26,8 +26,15 @@ function isFastifyError(err: unknown): err is FastifyError {
   return err instanceof Error && typeof (err as FastifyError).code === 'string';
 }
 
+/** PostgreSQL "data exception" errors (class 22: NUL bytes, invalid text) are bad input that got past the schemas. */
+function isPostgresDataException(err: unknown): boolean {
+  const { code, severity } = err as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && typeof severity === 'string';
+}
+
 function toProtocolError(err: unknown, contentType: string | undefined): ProtocolError {
   if (err instanceof ProtocolError) return err;
+  if (isPostgresDataException(err)) return new InvalidInput('body', 'A value contains characters that cannot be stored (such as NUL)');
   if (!isFastifyError(err)) return new ServerError();
   if (err.validation) {
     const part = (err.validationContext ?? 'body') as RequestPart;

@@ -7,6 +7,8 @@ import type { App, Services } from '../services.js';
 import { createManagementAuthenticator } from './authenticate.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { registerResourceServers } from './resource-servers.js';
+import { registerRoles } from './roles.js';
+import { registerUserRoles } from './user-roles.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -14,6 +16,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
     async (api) => {
       api.addHook('onRequest', createManagementAuthenticator(services));
       registerResourceServers(api as App, services);
+      registerRoles(api as App, services);
+      registerUserRoles(api as App, services);
     },
     { prefix: '/api/v2' },
   );

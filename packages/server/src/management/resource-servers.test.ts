@@ -89,6 +89,11 @@ describe('Management API: resource servers', () => {
     expect(await (await api('GET', '/resource-servers?identifiers=https%3A%2F%2Fx.example%2F')).json()).toEqual([]);
   });
 
+  it('answers NUL characters with 400, never 500, on either dialect', async () => {
+    const res = await api('POST', '/resource-servers', { identifier: 'https://nul.example/\u0000', name: 'a\u0000b' });
+    expect(res.status).toBe(400);
+  });
+
   it('answers an id of nothing with 404 inexistent_resource_server', async () => {
     const res = await api('GET', '/resource-servers/000000000000000000000000');
     expect(res.status).toBe(404);

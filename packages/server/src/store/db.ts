@@ -18,6 +18,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The PostgreSQL schema named by `?schema=`, if any. */
+  schema?: string;
   /** A cheap round trip, for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -81,6 +83,7 @@ function openPostgres(connectionString: string, schema: string | undefined): Sto
   return {
     db,
     dialect: 'postgres',
+    ...(schema && { schema }),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -111,7 +114,13 @@ export interface MigrationReport {
 
 /** Applies every pending migration; throws with the failing migration's name. */
 export async function migrateToLatest(store: Store): Promise<MigrationReport> {
-  const migrator = new Migrator({ db: store.db, provider: migrationProvider });
+  // Kysely looks for its migration tables across every schema unless told which one; with several schemas in
+  // one database (tests, shared deployments) it would find another schema's lock table and skip creating its own.
+  const migrator = new Migrator({
+    db: store.db,
+    provider: migrationProvider,
+    ...(store.schema && { migrationTableSchema: store.schema }),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   if (error) {

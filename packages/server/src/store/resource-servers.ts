@@ -46,8 +46,18 @@ export async function insertResourceServer(db: Kysely<Database>, rs: ResourceSer
   await db.insertInto('resource_servers').values({ ...toRow(rs, now), created_at: now }).execute();
 }
 
+/** Replaces the API; role permissions for scopes it no longer defines go with them. */
 export async function replaceResourceServer(db: Kysely<Database>, rs: ResourceServer, now = Date.now()): Promise<void> {
-  await db.updateTable('resource_servers').set(toRow(rs, now)).where('tenant_id', '=', rs.tenant_id).where('id', '=', rs.id).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('resource_servers').set(toRow(rs, now)).where('tenant_id', '=', rs.tenant_id).where('id', '=', rs.id).execute();
+    let stale = trx
+      .deleteFrom('role_permissions')
+      .where('tenant_id', '=', rs.tenant_id)
+      .where('resource_server_identifier', '=', rs.identifier);
+    const kept = rs.scopes.map((s) => s.value);
+    if (kept.length > 0) stale = stale.where('permission_name', 'not in', kept);
+    await stale.execute();
+  });
 }
 
 export async function findResourceServerByIdentifier(
@@ -74,10 +84,15 @@ export async function listResourceServers(db: Kysely<Database>, tenantId: string
   return rows.map(fromRow);
 }
 
-/** Deletes the API and the client grants for it, together. */
+/** Deletes the API with the client grants and role permissions for it, together. */
 export async function deleteResourceServer(db: Kysely<Database>, rs: ResourceServer): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('client_grants').where('tenant_id', '=', rs.tenant_id).where('audience', '=', rs.identifier).execute();
+    await trx
+      .deleteFrom('role_permissions')
+      .where('tenant_id', '=', rs.tenant_id)
+      .where('resource_server_identifier', '=', rs.identifier)
+      .execute();
     await trx.deleteFrom('resource_servers').where('tenant_id', '=', rs.tenant_id).where('id', '=', rs.id).execute();
   });
 }
