@@ -5,6 +5,8 @@
  */
 import type { App, Services } from '../services.js';
 import { createManagementAuthenticator } from './authenticate.js';
+import { registerClientGrants } from './client-grants.js';
+import { registerClients } from './clients.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { registerResourceServers } from './resource-servers.js';
 import { registerRoles } from './roles.js';
@@ -16,6 +18,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
     async (api) => {
       api.addHook('onRequest', createManagementAuthenticator(services));
       registerResourceServers(api as App, services);
+      registerClients(api as App, services);
+      registerClientGrants(api as App, services);
       registerRoles(api as App, services);
       registerUserRoles(api as App, services);
     },

@@ -14,6 +14,9 @@ export interface PrivateKeyJwtCredential {
   pem: string;
   alg?: 'RS256' | 'RS384' | 'PS256';
   created_at?: string;
+  /** ISO 8601; after it the key should no longer be accepted. */
+  expires_at?: string;
+  parse_expiry_from_cert?: boolean;
 }
 
 export interface TlsClientAuthCredential {
@@ -21,6 +24,7 @@ export interface TlsClientAuthCredential {
   credential_type: 'cert_subject_dn';
   name?: string;
   subject_dn: string;
+  created_at?: string;
 }
 
 export interface SelfSignedTlsCredential {
@@ -28,6 +32,7 @@ export interface SelfSignedTlsCredential {
   credential_type: 'x509_cert';
   name?: string;
   pem: string;
+  created_at?: string;
 }
 
 /** At most one of these is set; when one is, it replaces token_endpoint_auth_method. */
@@ -37,17 +42,88 @@ export interface ClientAuthenticationMethods {
   self_signed_tls_client_auth?: { credentials: SelfSignedTlsCredential[] };
 }
 
+/** `jwt_configuration` (B.7). Tokens are signed RS256 only, so `alg` is RS256 whenever it is set. */
+export interface JwtConfiguration {
+  lifetime_in_seconds?: number;
+  secret_encoded?: boolean;
+  scopes?: Record<string, unknown>;
+  alg?: 'RS256';
+}
+
+/** `refresh_token` (B.7, C.3 "Refresh token rotation"). */
+export interface RefreshTokenConfiguration {
+  rotation_type: 'rotating' | 'non-rotating';
+  expiration_type: 'expiring' | 'non-expiring';
+  /** Seconds during which the previous token of a rotation may be exchanged again. */
+  leeway?: number;
+  token_lifetime?: number;
+  infinite_token_lifetime?: boolean;
+  idle_token_lifetime?: number;
+  infinite_idle_token_lifetime?: boolean;
+  policies?: { audience: string; scope: string[] }[] | null;
+}
+
+/**
+ * Documented client fields (B.7) that are stored and echoed as sent, with no behaviour here yet. The
+ * Management API validates their shape; the features that come to use them type them further.
+ */
+export const OPAQUE_CLIENT_FIELDS = [
+  'oidc_logout',
+  'oidc_backchannel_logout',
+  'session_transfer',
+  'encryption_key',
+  'addons',
+  'mobile',
+  'native_social_login',
+  'default_organization',
+  'signed_request_object',
+  'token_exchange',
+  'token_quota',
+  'express_configuration',
+  'my_organization_configuration',
+  'custom_login_page',
+  'custom_login_page_preview',
+  'form_template',
+  'custom_login_page_on',
+  'compliance_level',
+  'skip_non_verifiable_callback_uri_confirmation_prompt',
+  'third_party_security_mode',
+  'redirection_policy',
+  'resource_server_identifier',
+  'async_approval_notification_channels',
+  'organization_discovery_methods',
+] as const;
+export type OpaqueClientField = (typeof OPAQUE_CLIENT_FIELDS)[number];
+
 /** Fields kept in the JSON `properties` column. */
-export interface ClientProperties {
+export interface ClientProperties extends Partial<Record<OpaqueClientField, unknown>> {
   client_authentication_methods?: ClientAuthenticationMethods;
   description?: string;
+  logo_uri?: string;
   callbacks: string[];
   allowed_logout_urls: string[];
+  /** Origins (`scheme://host[:port]`), normalised as a browser sends them in `Origin`. */
   web_origins: string[];
   allowed_origins: string[];
   grant_types: string[];
+  client_aliases?: string[];
+  allowed_clients?: string[];
   cross_origin_authentication?: boolean;
   cross_origin_loc?: string;
+  jwt_configuration?: JwtConfiguration;
+  refresh_token?: RefreshTokenConfiguration;
+  /** At most 10 keys, string values of at most 255 characters. */
+  client_metadata?: Record<string, string>;
+  oidc_conformant?: boolean;
+  sso?: boolean;
+  sso_disabled?: boolean;
+  initiate_login_uri?: string;
+  organization_usage?: 'deny' | 'allow' | 'require';
+  organization_require_behavior?: 'no_prompt' | 'pre_login_prompt' | 'post_login_prompt';
+  is_token_endpoint_ip_header_trusted?: boolean;
+  require_pushed_authorization_requests?: boolean;
+  require_proof_of_possession?: boolean;
+  par_request_expiry?: number;
   /** Not deletable through the Management API (the admin client). */
   is_system?: boolean;
   /** The demo app made at first start; its URLs follow the public URL. */
@@ -122,6 +198,12 @@ export async function findClient(db: Kysely<Database>, tenantId: string, clientI
     .where('client_id', '=', clientId)
     .executeTakeFirst();
   return row ? fromRow(row) : undefined;
+}
+
+/** Deletes the client; its client grants and connection links go with it (foreign keys, ON DELETE CASCADE). */
+export async function deleteClient(db: Kysely<Database>, tenantId: string, clientId: string): Promise<boolean> {
+  const result = await db.deleteFrom('clients').where('tenant_id', '=', tenantId).where('client_id', '=', clientId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }
 
 export async function listClients(db: Kysely<Database>, tenantId: string): Promise<Client[]> {

@@ -79,6 +79,8 @@ export interface ClientGrantsTable {
   audience: string;
   /** JSON array of scope names. */
   scope: string;
+  /** JSON: ClientGrantProperties (organization_usage, subject_type, …); '{}' for rows older than 0003. */
+  properties: Generated<string>;
   created_at: number;
   updated_at: number;
 }
