@@ -4,7 +4,10 @@
  * Anything the SDK sends that the server refuses, or anything it cannot read back, fails here.
  */
 import { ManagementClient } from 'auth0';
+import { ClientGrantsClient } from 'auth0/clientGrants';
+import { ClientsClient } from 'auth0/clients';
 import { ResourceServersClient } from 'auth0/resourceServers';
+import { RolesClient } from 'auth0/roles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../packages/server/src/test-support/server.js';
 import { startServerWithAdminToken } from './support.js';
@@ -52,5 +55,80 @@ describe('auth0@7 Management SDK', () => {
     expect(listed).toContain('https://compat.example/');
     await client.delete(created.id!);
     await expect(client.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('clients: create, get, update, list, rotate-secret, delete', async () => {
+    const client = new ClientsClient({ baseUrl, token });
+    const created = await client.create({
+      name: 'Compat Web App',
+      app_type: 'regular_web',
+      callbacks: ['https://app.example/callback'],
+      web_origins: ['https://app.example'],
+    });
+    expect(created.client_id).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(created.client_secret).toBeTruthy();
+    const fetched = await client.get(created.client_id!);
+    expect(fetched.callbacks).toEqual(['https://app.example/callback']);
+    const updated = await client.update(created.client_id!, { allowed_logout_urls: ['https://app.example/'] });
+    expect(updated.allowed_logout_urls).toEqual(['https://app.example/']);
+    const names = [];
+    for await (const c of await client.list()) names.push(c.name);
+    expect(names).toContain('Compat Web App');
+    const rotated = await client.rotateSecret(created.client_id!);
+    expect(rotated.client_secret).not.toBe(created.client_secret);
+    await client.delete(created.client_id!);
+    await expect(client.get(created.client_id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('clientGrants: create, get, update, list (checkpoint paging), delete', async () => {
+    const apis = new ResourceServersClient({ baseUrl, token });
+    await apis.create({ identifier: 'https://grants.example/', scopes: [{ value: 'read:a' }, { value: 'read:b' }] });
+    const machine = await new ClientsClient({ baseUrl, token }).create({ name: 'Compat Machine', app_type: 'non_interactive' });
+    const grants = new ClientGrantsClient({ baseUrl, token });
+    const created = await grants.create({ client_id: machine.client_id!, audience: 'https://grants.example/', scope: ['read:a'] });
+    expect(created.scope).toEqual(['read:a']);
+    const updated = await grants.update(created.id!, { scope: ['read:a', 'read:b'] });
+    expect(updated.scope).toEqual(['read:a', 'read:b']);
+    const audiences = [];
+    for await (const g of await grants.list({ client_id: machine.client_id! })) audiences.push(g.audience);
+    expect(audiences).toEqual(['https://grants.example/']);
+
+    // The grant works: the new client gets a token for the API with the granted scopes.
+    const res = await fetch(`${server.url}/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: machine.client_id!,
+        client_secret: machine.client_secret!,
+        audience: 'https://grants.example/',
+      }),
+    });
+    expect(((await res.json()) as { scope: string }).scope).toBe('read:a read:b');
+
+    await grants.delete(created.id!);
+    const left = [];
+    for await (const g of await grants.list({ client_id: machine.client_id! })) left.push(g);
+    expect(left).toEqual([]);
+  });
+
+  it('roles: create, get, update, list, permissions, delete', async () => {
+    await new ResourceServersClient({ baseUrl, token }).create({ identifier: 'https://roles.example/', scopes: [{ value: 'read:reports' }] });
+    const roles = new RolesClient({ baseUrl, token });
+    const created = await roles.create({ name: 'compat-auditor', description: 'Reads reports' });
+    expect(created.id).toMatch(/^rol_/);
+    expect((await roles.get(created.id!)).name).toBe('compat-auditor');
+    const updated = await roles.update(created.id!, { description: 'Reads every report' });
+    expect(updated.description).toBe('Reads every report');
+    await roles.permissions.add(created.id!, {
+      permissions: [{ resource_server_identifier: 'https://roles.example/', permission_name: 'read:reports' }],
+    });
+    const permissions = [];
+    for await (const p of await roles.permissions.list(created.id!)) permissions.push(p.permission_name);
+    expect(permissions).toEqual(['read:reports']);
+    const names = [];
+    for await (const r of await roles.list()) names.push(r.name);
+    expect(names).toContain('compat-auditor');
+    await roles.delete(created.id!);
+    await expect(roles.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
   });
 });
