@@ -20,7 +20,7 @@ import { managementSecuritySchemes } from './management/openapi.js';
 import './fastify-types.js';
 import { registerHealth } from './health.js';
 import { registerCors } from './http/cors.js';
-import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling } from './http/error-handler.js';
+import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling, sendError } from './http/error-handler.js';
 import { registerInputGuards } from './http/input-guards.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
@@ -39,6 +39,10 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   const app = Fastify({
     logger: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // User ids may be up to 255 characters plus a provider prefix, and arrive URL-encoded in paths.
+    routerOptions: { maxParamLength: 1000 },
+    // Malformed URLs and over-long path parameters are answered by the router itself; render them like any error.
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
     // Unknown properties are refused (400), never silently dropped: schemas say `additionalProperties: false`
     // where the contract does. Type coercion stays on, since form-encoded bodies and query strings are text.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },

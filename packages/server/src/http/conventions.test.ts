@@ -95,6 +95,20 @@ describe('HTTP conventions', () => {
     });
   });
 
+  it('routes long path parameters (user ids up to 255 characters plus a prefix) instead of failing', async () => {
+    const { managementToken } = await import('../test-support/server.js');
+    const id = encodeURIComponent(`auth0|${'x'.repeat(255)}`);
+    const res = await fetch(`${server.url}/api/v2/users/${id}`, { headers: { authorization: `Bearer ${await managementToken(server)}` } });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { errorCode: string }).errorCode).toBe('inexistent_user');
+    const tooLong = await fetch(`${server.url}/api/v2/users/${'y'.repeat(1200)}`, { headers: { authorization: `Bearer ${await managementToken(server)}` } });
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toEqual({ statusCode: 400, error: 'Bad Request', message: 'A path parameter is too long', errorCode: 'invalid_uri' });
+    const malformed = await fetch(`${server.url}/api/v2/users/%E0%A4%A`);
+    expect(malformed.status).toBe(400);
+    expect(((await malformed.json()) as { errorCode: string }).errorCode).toBe('invalid_uri');
+  });
+
   it('an unknown Host gets a JSON 404 and no tenant data', async () => {
     const { request } = await import('node:http');
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {

@@ -3,7 +3,7 @@
  * content type, body too large, schema validation) are translated here; anything else is a 500 whose details go
  * to the log only. The body always has the shape of the request's family.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { renderError } from './error-render.js';
 import {
   familyOf,
@@ -51,6 +51,8 @@ function toProtocolError(err: unknown, contentType: string | undefined): Protoco
       return new InvalidInput('body', 'The body is not valid JSON');
     case 'FST_ERR_BAD_URL':
       return new InvalidInput('params', 'The request URL is malformed');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new InvalidInput('params', 'A path parameter is too long');
   }
   // Body parsers raise SyntaxError-based errors with a 400 status for malformed JSON.
   if (err.statusCode === 400 && err instanceof SyntaxError) return new InvalidInput('body', 'The body is not valid JSON');
@@ -58,16 +60,19 @@ function toProtocolError(err: unknown, contentType: string | undefined): Protoco
   return new ServerError();
 }
 
+/** Sends any error as its family's body. Also used for the router's own errors (see app.ts frameworkErrors). */
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const protocolError = toProtocolError(err, request.headers['content-type']);
+  if (protocolError.statusCode >= 500) request.log.error({ err }, 'request failed');
+  return reply
+    .code(protocolError.statusCode)
+    .headers(protocolError.headers)
+    .type('application/json; charset=utf-8')
+    .send(renderError(familyOf(request.url), protocolError));
+}
+
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
-  app.setErrorHandler((err, request, reply) => {
-    const protocolError = toProtocolError(err, request.headers['content-type']);
-    if (protocolError.statusCode >= 500) request.log.error({ err }, 'request failed');
-    return reply
-      .code(protocolError.statusCode)
-      .headers(protocolError.headers)
-      .type('application/json; charset=utf-8')
-      .send(renderError(familyOf(request.url), protocolError));
-  });
+  app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
 
   app.setNotFoundHandler(async (request) => {
     const path = request.url.split('?')[0] ?? '/';

@@ -9,6 +9,9 @@ import { registerClientGrants } from './client-grants.js';
 import { registerClients } from './clients.js';
 import { registerOpenApiDocument } from './openapi.js';
 import { registerResourceServers } from './resource-servers.js';
+import { registerConnections } from './connections.js';
+import { registerUserBlocks } from './user-blocks.js';
+import { registerUsers } from './users.js';
 import { registerRoles } from './roles.js';
 import { registerUserRoles } from './user-roles.js';
 
@@ -18,6 +21,9 @@ export async function registerManagementApi(app: App, services: Services): Promi
     async (api) => {
       api.addHook('onRequest', createManagementAuthenticator(services));
       registerResourceServers(api as App, services);
+      registerConnections(api as App, services);
+      registerUsers(api as App, services);
+      registerUserBlocks(api as App, services);
       registerClients(api as App, services);
       registerClientGrants(api as App, services);
       registerRoles(api as App, services);

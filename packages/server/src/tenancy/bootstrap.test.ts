@@ -73,6 +73,19 @@ describe('bootstrap of the default tenant', () => {
     expect(((await viaIp.json()) as { issuer: string }).issuer).toBe(server.issuer);
   });
 
+  it('does not bring back a default connection that was deleted', async () => {
+    const { tenant } = server.server.prepared.bootstrap!;
+    const before = await findConnectionByName(server.server.prepared.store.db, tenant.id, DATABASE_CONNECTION_NAME);
+    await server.server.prepared.store.db.deleteFrom('connections').where('id', '=', before!.id).execute();
+    server = await server.restart();
+    expect(await findConnectionByName(server.server.prepared.store.db, tenant.id, DATABASE_CONNECTION_NAME)).toBeUndefined();
+    // Put it back as it was, for the tests that follow.
+    await server.server.prepared.store.db
+      .insertInto('connections')
+      .values({ id: before!.id, tenant_id: tenant.id, name: before!.name, strategy: 'auth0', properties: JSON.stringify({ options: before!.options }), created_at: Date.now(), updated_at: Date.now() })
+      .execute();
+  });
+
   it('follows a changed public URL on restart without duplicating anything', async () => {
     const { restartWith } = await import('../test-support/restart.js');
     const moved = await restartWith(server, { GATEHOUSE_PUBLIC_URL: 'https://id.example.test' });
@@ -84,6 +97,7 @@ describe('bootstrap of the default tenant', () => {
       const db = moved.prepared.store.db;
       const apps = (await listClients(db, tenant.id)).filter((c) => c.is_default_app);
       expect(apps).toHaveLength(1);
+      expect(await findConnectionByName(db, tenant.id, DATABASE_CONNECTION_NAME)).toBeDefined();
       expect(apps[0]!.callbacks).toContain('https://id.example.test/demo');
       const res = await fetch(`${moved.listenUrl}/.well-known/openid-configuration`, { headers: { host: 'id.example.test' } });
       expect(((await res.json()) as { issuer: string }).issuer).toBe('https://id.example.test/');

@@ -236,9 +236,11 @@ async function ensureDefaultApp(store: Store, tenant: Tenant, tenantIsNew: boole
   return client.client_id;
 }
 
-async function ensureDatabaseConnection(store: Store, tenant: Tenant, enableFor: string[]): Promise<void> {
+/** Made with the tenant, like the Default App; deleted through the Management API, it stays deleted. */
+async function ensureDatabaseConnection(store: Store, tenant: Tenant, tenantIsNew: boolean, enableFor: string[]): Promise<void> {
   let connection = await findConnectionByName(store.db, tenant.id, DATABASE_CONNECTION_NAME);
   if (!connection) {
+    if (!tenantIsNew) return;
     connection = {
       id: newId.connection(),
       tenant_id: tenant.id,
@@ -266,6 +268,6 @@ export async function bootstrap(store: Store, keyRing: KeyRing, sealer: Sealer, 
   const audience = await ensureManagementApi(store, tenant);
   const admin = await ensureAdminClient(store, sealer, config, tenant, audience);
   const defaultAppClientId = await ensureDefaultApp(store, tenant, tenantIsNew);
-  await ensureDatabaseConnection(store, tenant, tenantIsNew && defaultAppClientId ? [defaultAppClientId] : []);
+  await ensureDatabaseConnection(store, tenant, tenantIsNew, tenantIsNew && defaultAppClientId ? [defaultAppClientId] : []);
   return { tenant, admin, managementAudience: audience, defaultAppClientId };
 }

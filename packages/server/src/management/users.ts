@@ -1,0 +1,981 @@
+/**
+ * /api/v2/users and /api/v2/users-by-email (B.5, B.6): users of the tenant's connections, their metadata and
+ * linked identities.
+ *
+ *  - Ids: `auth0|<24 hex>` for database connections (the caller may choose the part after `|`), `email|…` and
+ *    `sms|…` for passwordless. They arrive URL-encoded (`auth0%7C…`); the router decodes them.
+ *  - Passwords are checked against the connection's policy and stored as argon2id hashes; no hash ever leaves.
+ *  - PATCH replaces root fields and merges `user_metadata` / `app_metadata` one level deep (a `null` value deletes
+ *    a key, `{}` clears all, nested objects are replaced, not merged).
+ *  - Linking (library rule 8): the secondary stops existing on its own (not listed, 404 by its own id) and is
+ *    shown only in the primary's `identities`; metadata is not merged, and unlinking gives the secondary back
+ *    with its own metadata untouched.
+ *  - A user's own token (current_user scopes) acts on that user alone (authenticate.ts `assertActsOnSelf`), may
+ *    change its user_metadata only, and links only with `link_with`.
+ */
+import { createHash } from 'node:crypto';
+import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import { checkPassword, type PasswordPolicyOptions, type PersonalInfo } from '../connections/password-policy.js';
+import { randomHex } from '../crypto/ids.js';
+import { hashPassword } from '../crypto/passwords.js';
+import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
+import type { App, Services } from '../services.js';
+import { findConnectionByName, listConnections, type Connection } from '../store/connections.js';
+import {
+  deleteUser,
+  findPrimaryUser,
+  findUser,
+  findUserInConnection,
+  findUsersByEmail,
+  insertUser,
+  linkUser,
+  listLinkedIdentities,
+  listUsers,
+  unlinkUser,
+  updateUsers,
+  userIdExists,
+  USER_SORT_FIELDS,
+  type User,
+  type UserCriteria,
+  type UserProfile,
+  type UserSortField,
+} from '../store/users.js';
+import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
+import { operation } from './operation.js';
+import { pagingFields, type PagingQuery } from './pagination.js';
+
+// ---- schemas ----
+
+/** `<provider>|<id>`; the provider part is what this server writes (auth0, email, sms) or any plain name. */
+const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
+const UserId = Type.String({ minLength: 3, maxLength: 321, pattern: USER_ID_PATTERN });
+const UserIdParams = Type.Object({ id: UserId });
+const PHONE = '^\\+[0-9]{1,15}$';
+/** Characters a username may hold (the reference's database connections allow these). */
+const USERNAME_CHARACTERS = /^[A-Za-z0-9_+\-.!#$'^`~@]+$/;
+const DEFAULT_USERNAME_LENGTH = { min: 1, max: 15 };
+/** Bounds the body; the connection's policy decides what is long enough (and refuses past 256 characters). */
+const Password = Type.String({ minLength: 1, maxLength: 4096 });
+const Metadata = Type.Record(Type.String(), Type.Unknown());
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Flag = Type.Optional(Type.Boolean());
+const Email = Type.String({ format: 'email', maxLength: 320 });
+
+const CreateUserBody = Type.Object(
+  {
+    connection: Type.String({ minLength: 1, maxLength: 128 }),
+    email: Type.Optional(Email),
+    phone_number: Type.Optional(Type.String({ pattern: PHONE })),
+    password: Type.Optional(Password),
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$' })),
+    email_verified: Flag,
+    verify_email: Flag,
+    phone_verified: Flag,
+    blocked: Flag,
+    given_name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })),
+    family_name: Type.Optional(Type.String({ minLength: 1, maxLength: 150 })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+    nickname: Type.Optional(Type.String({ minLength: 1, maxLength: 300 })),
+    picture: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, format: 'uri' })),
+    user_metadata: Type.Optional(Metadata),
+    app_metadata: Type.Optional(Metadata),
+  },
+  { additionalProperties: false },
+);
+
+const UpdateUserBody = Type.Object(
+  {
+    blocked: Flag,
+    email_verified: Flag,
+    email: Type.Optional(Nullable(Email)),
+    phone_number: Type.Optional(Nullable(Type.String({ pattern: PHONE }))),
+    phone_verified: Flag,
+    user_metadata: Type.Optional(Metadata),
+    app_metadata: Type.Optional(Metadata),
+    given_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 150 }))),
+    family_name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 150 }))),
+    name: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 300 }))),
+    nickname: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 300 }))),
+    picture: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 2000, format: 'uri' }))),
+    verify_email: Flag,
+    verify_phone_number: Flag,
+    password: Type.Optional(Password),
+    connection: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    client_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    username: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128 }))),
+  },
+  { additionalProperties: false },
+);
+type UpdateUserBody = Static<typeof UpdateUserBody>;
+
+const LinkBody = Type.Object(
+  {
+    link_with: Type.Optional(Type.String({ minLength: 1, maxLength: 16_384 })),
+    provider: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' })),
+    user_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$' }), Type.Integer({ minimum: 0 })])),
+    connection_id: Type.Optional(Type.String({ pattern: '^con_[A-Za-z0-9]{16}$' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+const IdentityParams = Type.Object({
+  id: UserId,
+  provider: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
+  user_id: Type.String({ minLength: 1, maxLength: 255 }),
+});
+
+const FieldsQuery = {
+  fields: Type.Optional(Type.String({ maxLength: 2000 })),
+  include_fields: Type.Optional(Type.Boolean()),
+};
+
+const ListQuery = Type.Object(
+  {
+    ...pagingFields,
+    ...FieldsQuery,
+    q: Type.Optional(Type.String({ maxLength: 2000 })),
+    search_engine: Type.Optional(Type.Union([Type.Literal('v1'), Type.Literal('v2'), Type.Literal('v3')])),
+    sort: Type.Optional(Type.String({ pattern: '^[a-z_]+:(1|-1)$', maxLength: 64 })),
+    connection: Type.Optional(Type.String({ maxLength: 128 })),
+    primary_order: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const Identity = Type.Object(
+  { connection: Type.String(), user_id: Type.String(), provider: Type.String(), isSocial: Type.Boolean() },
+  { additionalProperties: true },
+);
+const UserBody = Type.Object(
+  { user_id: Type.String(), identities: Type.Array(Identity), created_at: Type.String(), updated_at: Type.String() },
+  { additionalProperties: true },
+);
+type IdentityView = Static<typeof Identity> & Record<string, unknown>;
+type UserView = Static<typeof UserBody> & Record<string, unknown>;
+
+// ---- errors ----
+
+export class UserNotFound extends NotFound {
+  constructor(description = 'The user does not exist.') {
+    super(description, 'inexistent_user');
+  }
+}
+
+class UserExists extends Conflict {
+  constructor() {
+    super('The user already exists.', 'user_exists');
+  }
+}
+
+class IdentityConflict extends Conflict {
+  constructor(description: string) {
+    super(description, 'identity_conflict');
+  }
+}
+
+class IdentityNotFound extends NotFound {
+  constructor() {
+    super('The identity is not linked to this user', 'inexistent_identity');
+  }
+}
+
+/** A 403 for what the token's kind (not its scopes) does not allow. */
+class NotAllowedForToken extends ProtocolError {
+  constructor(description: string) {
+    super(403, 'insufficient_scope', description);
+  }
+}
+
+// ---- presentation ----
+
+const PROVIDER_OF_STRATEGY: Record<string, string> = { auth0: 'auth0', email: 'email', sms: 'sms' };
+
+function splitUserId(userId: string): { provider: string; id: string } {
+  const bar = userId.indexOf('|');
+  return { provider: userId.slice(0, bar), id: userId.slice(bar + 1) };
+}
+
+function iso(ms: number | null): string | undefined {
+  return ms === null ? undefined : new Date(ms).toISOString();
+}
+
+/** A generic avatar derived from the email (or the id when there is none), as the reference's users carry. */
+function defaultPicture(user: User): string {
+  const seed = (user.email ?? user.user_id).trim().toLowerCase();
+  return `https://www.gravatar.com/avatar/${createHash('md5').update(seed).digest('hex')}?s=480&r=pg&d=identicon`;
+}
+
+function displayName(user: User): string {
+  return user.profile.name ?? user.email ?? user.phone_number ?? user.username ?? user.user_id;
+}
+
+function displayNickname(user: User): string {
+  return user.profile.nickname ?? (user.email ? user.email.split('@')[0]! : (user.username ?? user.phone_number ?? ''));
+}
+
+/** Fields the identity itself holds, shown on a linked secondary identity. */
+function profileData(user: User): Record<string, unknown> {
+  return {
+    ...(user.email !== null && { email: user.email, email_verified: user.email_verified }),
+    ...(user.username !== null && { username: user.username }),
+    ...(user.phone_number !== null && { phone_number: user.phone_number, phone_verified: user.phone_verified }),
+    ...user.profile,
+  };
+}
+
+interface Context {
+  connections: Map<string, Connection>;
+}
+
+function identityOf(user: User, context: Context, secondary: boolean): IdentityView {
+  const { provider, id } = splitUserId(user.user_id);
+  return {
+    connection: context.connections.get(user.connection_id)?.name ?? '',
+    user_id: id,
+    provider,
+    isSocial: false,
+    ...(secondary && { profileData: profileData(user) }),
+  };
+}
+
+export function presentIdentities(user: User, secondaries: readonly User[], context: Context): IdentityView[] {
+  return [identityOf(user, context, false), ...secondaries.map((s) => identityOf(s, context, true))];
+}
+
+export function presentUser(user: User, secondaries: readonly User[], context: Context): UserView {
+  const { profile } = user;
+  return {
+    user_id: user.user_id,
+    ...(user.email !== null && { email: user.email, email_verified: user.email_verified }),
+    ...(user.username !== null && { username: user.username }),
+    ...(user.phone_number !== null && { phone_number: user.phone_number, phone_verified: user.phone_verified }),
+    created_at: iso(user.created_at)!,
+    updated_at: iso(user.updated_at)!,
+    identities: presentIdentities(user, secondaries, context),
+    app_metadata: user.app_metadata,
+    user_metadata: user.user_metadata,
+    picture: profile.picture ?? defaultPicture(user),
+    name: displayName(user),
+    nickname: displayNickname(user),
+    ...(profile.given_name !== undefined && { given_name: profile.given_name }),
+    ...(profile.family_name !== undefined && { family_name: profile.family_name }),
+    ...(user.last_ip !== null && { last_ip: user.last_ip }),
+    ...(user.last_login !== null && { last_login: iso(user.last_login) }),
+    ...(user.last_password_reset !== null && { last_password_reset: iso(user.last_password_reset) }),
+    logins_count: user.logins_count,
+    blocked: user.blocked,
+  };
+}
+
+/** `fields` (comma-separated) with `include_fields` (default true): keep only, or drop, those fields. */
+export function selectFields<T extends object>(view: T, fields: string | undefined, includeFields: boolean | undefined): T | Record<string, unknown> {
+  if (fields === undefined || fields.trim() === '') return view;
+  const named = new Set(
+    fields
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean),
+  );
+  const include = includeFields !== false;
+  return Object.fromEntries(Object.entries(view).filter(([key]) => named.has(key) === include));
+}
+
+async function contextFor(services: Services, tenantId: string): Promise<Context> {
+  const connections = await listConnections(services.store.db, tenantId);
+  return { connections: new Map(connections.map((c) => [c.id, c])) };
+}
+
+async function presentMany(services: Services, tenantId: string, users: readonly User[], context: Context): Promise<UserView[]> {
+  const linked = await listLinkedIdentities(
+    services.store.db,
+    tenantId,
+    users.map((u) => u.user_id),
+  );
+  return users.map((u) => presentUser(u, linked.get(u.user_id) ?? [], context));
+}
+
+async function presentOne(services: Services, tenantId: string, user: User, context?: Context): Promise<UserView> {
+  const [view] = await presentMany(services, tenantId, [user], context ?? (await contextFor(services, tenantId)));
+  return view!;
+}
+
+// ---- q: the search forms SDK users send ----
+
+const SEARCH_FIELDS = [
+  'email',
+  'email.domain',
+  'user_id',
+  'name',
+  'nickname',
+  'given_name',
+  'family_name',
+  'username',
+  'phone_number',
+  'email_verified',
+  'blocked',
+  'identities.connection',
+  'connection',
+] as const;
+type SearchField = (typeof SEARCH_FIELDS)[number];
+
+type Matcher = (user: User) => boolean;
+
+interface Search {
+  criteria: UserCriteria;
+  /** Exact checks the SQL criteria cannot make; when there are any, the list is filtered here before paging. */
+  matchers: Matcher[];
+  /** Names of connections the user's primary identity must be in. */
+  connectionNames: string[];
+}
+
+const TOKEN =
+  /\s*(?:(AND|OR|NOT|&&|\|\|)(?=[\s]|$)|([A-Za-z_][A-Za-z0-9_.]*):(?:"((?:[^"\\]|\\.)*)"|([^\s"()]+))|"((?:[^"\\]|\\.)*)"|([^\s"():]+))/y;
+
+function badQuery(message: string): InvalidInput {
+  return new InvalidInput('querystring', `q: ${message}`);
+}
+
+function unescape(quoted: string): string {
+  return quoted.replace(/\\(.)/g, '$1');
+}
+
+/** Case-insensitive equality, or a prefix match when the value ends with `*`. */
+function textMatcher(read: (user: User) => string | null | undefined, value: string): Matcher {
+  const wanted = value.toLowerCase();
+  if (wanted.endsWith('*')) {
+    const prefix = wanted.slice(0, -1);
+    return (user) => (read(user) ?? null)?.toLowerCase().startsWith(prefix) ?? false;
+  }
+  return (user) => (read(user) ?? null)?.toLowerCase() === wanted;
+}
+
+function flagMatcher(read: (user: User) => boolean, value: string): Matcher {
+  if (value !== 'true' && value !== 'false') throw badQuery('email_verified and blocked take true or false');
+  return (user) => read(user) === (value === 'true');
+}
+
+function addField(search: Search, field: SearchField, value: string): void {
+  const wildcard = value.endsWith('*');
+  const literal = wildcard ? value.slice(0, -1) : value;
+  if (literal.includes('*')) throw badQuery('a wildcard (*) may only end a value');
+  const prefilter = () => {
+    if (literal) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), literal];
+  };
+  switch (field) {
+    case 'email':
+      if (wildcard) {
+        prefilter();
+        search.matchers.push(textMatcher((u) => u.email, value));
+      } else if (search.criteria.email === undefined || search.criteria.email === literal.toLowerCase()) {
+        search.criteria.email = literal.toLowerCase();
+      } else {
+        search.matchers.push(() => false);
+      }
+      return;
+    case 'email.domain':
+      if (wildcard) throw badQuery('email.domain takes a whole domain');
+      search.criteria.emailDomain = literal.toLowerCase();
+      return;
+    case 'user_id':
+      if (wildcard) {
+        prefilter();
+        search.matchers.push((u) => u.user_id.startsWith(literal));
+      } else if (search.criteria.userId === undefined || search.criteria.userId === literal) {
+        search.criteria.userId = literal;
+      } else {
+        search.matchers.push(() => false);
+      }
+      return;
+    case 'name':
+      prefilter();
+      search.matchers.push(textMatcher(displayName, value));
+      return;
+    case 'nickname':
+      prefilter();
+      search.matchers.push(textMatcher(displayNickname, value));
+      return;
+    case 'given_name':
+    case 'family_name':
+      prefilter();
+      search.matchers.push(textMatcher((u) => u.profile[field], value));
+      return;
+    case 'username':
+    case 'phone_number':
+      prefilter();
+      search.matchers.push(textMatcher((u) => u[field], value));
+      return;
+    case 'email_verified':
+      search.matchers.push(flagMatcher((u) => u.email_verified, value));
+      return;
+    case 'blocked':
+      search.matchers.push(flagMatcher((u) => u.blocked, value));
+      return;
+    case 'identities.connection':
+    case 'connection':
+      if (wildcard) throw badQuery(`${field} takes a whole connection name`);
+      search.connectionNames.push(literal);
+      return;
+  }
+}
+
+/** A bare term: a case-insensitive substring of the email, name, nickname or username. */
+function addTerm(search: Search, term: string): void {
+  const text = term.replace(/\*+$/, '');
+  if (text.includes('*')) throw badQuery('a wildcard (*) may only end a term');
+  if (!text) return;
+  const wanted = text.toLowerCase();
+  search.criteria.containsAll = [...(search.criteria.containsAll ?? []), text];
+  search.matchers.push((u) =>
+    [u.email, displayName(u), displayNickname(u), u.username].some((value) => value?.toLowerCase().includes(wanted)),
+  );
+}
+
+/**
+ * Parses the subset of the Lucene-like syntax that SDK users send: `field:value`, `field:"quoted value"`,
+ * bare terms, joined by spaces or AND (all must match); a value may end with `*` for a prefix match.
+ */
+export function parseUserSearch(q: string | undefined): Search {
+  const search: Search = { criteria: {}, matchers: [], connectionNames: [] };
+  if (q === undefined) return search;
+  TOKEN.lastIndex = 0;
+  let position = 0;
+  while (position < q.length) {
+    if (/^\s*$/.test(q.slice(position))) break;
+    TOKEN.lastIndex = position;
+    const match = TOKEN.exec(q);
+    if (!match) throw badQuery(`cannot read the query near "${q.slice(position, position + 20)}"`);
+    position = TOKEN.lastIndex;
+    const [, operator, field, quotedValue, plainValue, quotedTerm, plainTerm] = match;
+    if (operator) {
+      if (operator === 'AND' || operator === '&&') continue;
+      throw badQuery(`${operator} is not supported; terms are joined with AND`);
+    }
+    if (field !== undefined) {
+      if (!(SEARCH_FIELDS as readonly string[]).includes(field)) {
+        throw badQuery(`searching by ${field} is not supported; fields: ${SEARCH_FIELDS.join(', ')}`);
+      }
+      addField(search, field as SearchField, quotedValue !== undefined ? unescape(quotedValue) : plainValue!);
+      continue;
+    }
+    addTerm(search, quotedTerm !== undefined ? unescape(quotedTerm) : plainTerm!);
+  }
+  return search;
+}
+
+// ---- paging (offset or checkpoint, as pagination.ts, with the page read from the store) ----
+
+const DEFAULT_PER_PAGE = 50;
+const OFFSET_LIMIT = 1000;
+
+interface PageWindow {
+  checkpoint: boolean;
+  offset: number;
+  limit: number;
+}
+
+function pageWindow(query: PagingQuery): PageWindow {
+  if (query.from !== undefined || query.take !== undefined) {
+    let offset = 0;
+    if (query.from) {
+      const text = Buffer.from(query.from, 'base64url').toString('utf8');
+      const parsed = /^o:(\d{1,9})$/.exec(text)?.[1];
+      if (parsed === undefined) throw new InvalidInput('querystring', 'from: not a cursor returned by this API');
+      offset = Number(parsed);
+    }
+    return { checkpoint: true, offset, limit: query.take ?? DEFAULT_PER_PAGE };
+  }
+  const perPage = query.per_page ?? DEFAULT_PER_PAGE;
+  const page = query.page ?? 0;
+  if (page * perPage >= OFFSET_LIMIT) {
+    throw new InvalidInput(
+      'querystring',
+      `Requesting page ${page} exceeds the allowed maximum of ${OFFSET_LIMIT} records; use the checkpoint pagination method (from, take)`,
+    );
+  }
+  return { checkpoint: false, offset: page * perPage, limit: perPage };
+}
+
+function pageBody(window: PageWindow, query: PagingQuery, users: unknown[], total: number): unknown {
+  if (window.checkpoint) {
+    const end = window.offset + window.limit;
+    return { users, ...(end < total && { next: Buffer.from(`o:${end}`).toString('base64url') }) };
+  }
+  if (!query.include_totals) return users;
+  return { start: window.offset, limit: window.limit, length: users.length, total, users };
+}
+
+// ---- rules shared by create and update ----
+
+const RESERVED_APP_METADATA = new Set([
+  '__tenant',
+  '_id',
+  'blocked',
+  'clientID',
+  'created_at',
+  'email_verified',
+  'email',
+  'globalClientID',
+  'global_client_id',
+  'identities',
+  'lastIP',
+  'lastLogin',
+  'loginsCount',
+  'metadata',
+  'multifactor_last_modified',
+  'multifactor',
+  'updated_at',
+  'user_id',
+]);
+
+/** Metadata field names may not contain `.` nor start with `$`, at any depth; some app_metadata names are reserved. */
+function checkMetadata(value: Record<string, unknown>, where: 'user_metadata' | 'app_metadata'): void {
+  if (where === 'app_metadata') {
+    const reserved = Object.keys(value).find((k) => RESERVED_APP_METADATA.has(k));
+    if (reserved) throw new InvalidInput('body', `app_metadata.${reserved} is a reserved name`);
+  }
+  const visit = (node: unknown, path: string, depth: number): void => {
+    if (depth > 32) throw new InvalidInput('body', `${where} is nested too deeply`);
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => visit(item, `${path}[${i}]`, depth + 1));
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, child] of Object.entries(node)) {
+        if (key.includes('.') || key.startsWith('$') || key === '') {
+          throw new InvalidInput('body', `${path}: the field name "${key}" is not allowed (no ".", no leading "$")`);
+        }
+        visit(child, `${path}.${key}`, depth + 1);
+      }
+    }
+  };
+  visit(value, where, 0);
+}
+
+/** One-level merge: each key replaces, a null deletes, `{}` clears everything. */
+export function mergeMetadata(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  if (Object.keys(patch).length === 0) return {};
+  const merged: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+function databaseOptions(connection: Connection): PasswordPolicyOptions & {
+  requires_username?: boolean;
+  validation?: { username?: { min?: number; max?: number } | null } | null;
+} {
+  return connection.options as PasswordPolicyOptions;
+}
+
+function checkUsername(connection: Connection, username: string): void {
+  const bounds = { ...DEFAULT_USERNAME_LENGTH, ...databaseOptions(connection).validation?.username };
+  const length = [...username].length;
+  if (length < bounds.min || length > bounds.max) {
+    throw new InvalidInput('body', `username must be between ${bounds.min} and ${bounds.max} characters long`);
+  }
+  if (!USERNAME_CHARACTERS.test(username)) {
+    throw new InvalidInput('body', "username may contain letters, digits and _ + - . ! # $ ' ^ ` ~ @ only");
+  }
+}
+
+function personalInfo(identity: User, primary: User): PersonalInfo {
+  return {
+    email: identity.email,
+    username: identity.username,
+    phone_number: identity.phone_number,
+    name: primary.profile.name,
+    given_name: primary.profile.given_name,
+    family_name: primary.profile.family_name,
+    nickname: primary.profile.nickname,
+    user_metadata: primary.user_metadata,
+  };
+}
+
+function assertPasswordAccepted(connection: Connection, password: string, info: PersonalInfo): void {
+  const result = checkPassword(password, databaseOptions(connection), info);
+  if (!result.ok) throw new InvalidInput('body', `${result.name}: ${result.message}. The password must meet:\n${result.policy}`);
+}
+
+function strategyOf(connection: Connection): 'auth0' | 'email' | 'sms' {
+  const strategy = connection.strategy;
+  if (strategy === 'auth0' || strategy === 'email' || strategy === 'sms') return strategy;
+  throw new InvalidInput('body', `The connection ${connection.name} has the strategy ${strategy}, which this server does not support`);
+}
+
+/** Whether a failed insert met a taken id or identifier, judged by looking (dialect-neutral). */
+async function isDuplicate(services: Services, user: User): Promise<boolean> {
+  return (await userIdExists(services.store.db, user.user_id)) || (await findUserInConnection(services.store.db, user.connection_id, user)) !== undefined;
+}
+
+// ---- PATCH authority ----
+
+/** What the token may change in a PATCH: everything (update:users), metadata (update:users_app_metadata), or its own user_metadata. */
+function assertMayPatch(request: FastifyRequest, user: User, body: UpdateUserBody): void {
+  const { principal } = request;
+  const keys = Object.keys(body);
+  if (principal.selfOnly) {
+    if (keys.some((k) => k !== 'user_metadata')) {
+      throw new NotAllowedForToken("A token for the current user may change the user's user_metadata only.");
+    }
+    const patch = body.user_metadata ?? {};
+    if (principal.scopes.has('update:current_user_metadata')) return;
+    const current = user.user_metadata;
+    const entries = Object.entries(patch);
+    if (entries.length === 0 && Object.keys(current).length > 0 && !principal.scopes.has('delete:current_user_metadata')) {
+      throw new InsufficientScope(['update:current_user_metadata', 'delete:current_user_metadata']);
+    }
+    for (const [key, value] of entries) {
+      if (value === null) {
+        if (!principal.scopes.has('delete:current_user_metadata')) throw new InsufficientScope(['update:current_user_metadata', 'delete:current_user_metadata']);
+      } else if (Object.hasOwn(current, key)) {
+        throw new InsufficientScope(['update:current_user_metadata']);
+      } else if (!principal.scopes.has('create:current_user_metadata')) {
+        throw new InsufficientScope(['update:current_user_metadata', 'create:current_user_metadata']);
+      }
+    }
+    return;
+  }
+  if (principal.scopes.has('update:users')) return;
+  if (keys.some((k) => k !== 'app_metadata' && k !== 'user_metadata')) throw new InsufficientScope(['update:users']);
+}
+
+const IDENTITY_FIELDS = ['email', 'email_verified', 'verify_email', 'phone_number', 'phone_verified', 'verify_phone_number', 'username', 'password'] as const;
+
+/** Applies the identity fields of a PATCH (email, phone, username, password) to one identity. */
+async function patchIdentity(identity: User, primary: User, connection: Connection, body: UpdateUserBody, now: number): Promise<User> {
+  const strategy = strategyOf(connection);
+  const next: User = { ...identity };
+  if (body.email !== undefined) {
+    if (body.email === null && strategy !== 'sms') throw new InvalidInput('body', `email cannot be removed from a user of a ${strategy} connection`);
+    const email = body.email?.toLowerCase() ?? null;
+    if (email !== identity.email) next.email_verified = false;
+    next.email = email;
+  }
+  if (body.email_verified !== undefined) next.email_verified = body.email_verified;
+  if (body.phone_number !== undefined) {
+    if (body.phone_number === null && strategy === 'sms') throw new InvalidInput('body', 'phone_number cannot be removed from a user of an sms connection');
+    if (body.phone_number !== identity.phone_number) next.phone_verified = false;
+    next.phone_number = body.phone_number;
+  }
+  if (body.phone_verified !== undefined) next.phone_verified = body.phone_verified;
+  if (body.username !== undefined) {
+    const requiresUsername = strategy === 'auth0' && databaseOptions(connection).requires_username === true;
+    if (body.username === null) {
+      if (requiresUsername) throw new InvalidInput('body', 'username cannot be removed: the connection requires one');
+    } else {
+      if (!requiresUsername) throw new InvalidInput('body', 'Cannot set username for a connection that does not require one (requires_username)');
+      checkUsername(connection, body.username);
+    }
+    next.username = body.username?.toLowerCase() ?? null;
+  }
+  if (body.password !== undefined) {
+    if (strategy !== 'auth0') throw new InvalidInput('body', 'Only users of database (auth0) connections have passwords');
+    assertPasswordAccepted(connection, body.password, personalInfo(next, primary));
+    next.password_hash = await hashPassword(body.password);
+    next.last_password_reset = now;
+  }
+  return next;
+}
+
+/** Applies the root fields of a PATCH (profile, flags, metadata) to the primary user. */
+function patchRoot(user: User, body: UpdateUserBody): User {
+  const profile: UserProfile = { ...user.profile };
+  for (const field of ['given_name', 'family_name', 'name', 'nickname', 'picture'] as const) {
+    const value = body[field];
+    if (value === null) delete profile[field];
+    else if (value !== undefined) profile[field] = value;
+  }
+  return {
+    ...user,
+    profile,
+    ...(body.blocked !== undefined && { blocked: body.blocked }),
+    ...(body.user_metadata !== undefined && { user_metadata: mergeMetadata(user.user_metadata, body.user_metadata) }),
+    ...(body.app_metadata !== undefined && { app_metadata: mergeMetadata(user.app_metadata, body.app_metadata) }),
+  };
+}
+
+// ---- link_with ----
+
+async function verifyIdToken(services: Services, request: FastifyRequest, token: string): Promise<string> {
+  const tenant = request.tenant;
+  try {
+    const jwks = await services.keyRing.jwks(tenant.id);
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks as unknown as JSONWebKeySet), {
+      issuer: tenant.issuer,
+      // The secondary's ID token must have been issued to the client the primary's token was issued to.
+      audience: request.principal.clientId,
+      algorithms: ['RS256'],
+      requiredClaims: ['sub', 'exp'],
+    });
+    return payload.sub!;
+  } catch {
+    throw new InvalidInput('body', 'link_with: not a valid, unexpired ID token of this tenant issued to the calling client');
+  }
+}
+
+// ---- routes ----
+
+export function registerUsers(api: App, services: Services): void {
+  const db = services.store.db;
+
+  async function findOr404(tenantId: string, userId: string): Promise<User> {
+    const user = await findPrimaryUser(db, tenantId, userId);
+    if (!user) throw new UserNotFound();
+    return user;
+  }
+
+  api.get('/users', {
+    ...operation(['read:users', 'read:user_idp_tokens'], { summary: 'List or search users', querystring: ListQuery }),
+    handler: async (request) => {
+      const { q, sort, connection, fields, include_fields, search_engine: _engine, primary_order: _order, ...paging } = request.query;
+      const tenantId = request.tenant.id;
+      const window = pageWindow(paging);
+      const search = parseUserSearch(q);
+      if (sort) {
+        const [field, direction] = sort.split(':') as [string, string];
+        if (!(USER_SORT_FIELDS as readonly string[]).includes(field)) {
+          throw new InvalidInput('querystring', `sort: cannot sort by ${field}; fields: ${USER_SORT_FIELDS.join(', ')}`);
+        }
+        search.criteria.sort = { field: field as UserSortField, descending: direction === '-1' };
+      }
+      const context = await contextFor(services, tenantId);
+      const connectionNames = [...search.connectionNames, ...(connection !== undefined ? [connection] : [])];
+      if (connectionNames.length > 0) {
+        // Every named connection must be the user's: with two different names nothing matches.
+        const ids = [...context.connections.values()].filter((c) => connectionNames.every((n) => n === c.name)).map((c) => c.id);
+        search.criteria.connectionIds = ids;
+      }
+      let users: User[];
+      let total: number;
+      if (search.matchers.length === 0) {
+        ({ users, total } = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit: window.limit }));
+      } else {
+        const all = (await listUsers(db, tenantId, search.criteria)).users.filter((u) => search.matchers.every((m) => m(u)));
+        total = all.length;
+        users = all.slice(window.offset, window.offset + window.limit);
+      }
+      const views = (await presentMany(services, tenantId, users, context)).map((v) => selectFields(v, fields, include_fields));
+      return pageBody(window, paging, views, total);
+    },
+  });
+
+  api.post('/users', {
+    ...operation(['create:users'], { summary: 'Create a user', body: CreateUserBody, response: { 201: UserBody } }),
+    handler: async (request, reply) => {
+      const body = request.body;
+      const tenantId = request.tenant.id;
+      const connection = await findConnectionByName(db, tenantId, body.connection);
+      if (!connection) throw new InvalidInput('body', `The connection ${body.connection} does not exist`);
+      const strategy = strategyOf(connection);
+      if (body.user_metadata) checkMetadata(body.user_metadata, 'user_metadata');
+      if (body.app_metadata) checkMetadata(body.app_metadata, 'app_metadata');
+
+      if (strategy === 'auth0') {
+        if (!body.email) throw new InvalidInput('body', 'email is required for a user of a database connection');
+        if (!body.password) throw new InvalidInput('body', 'password is required for a user of a database connection');
+        const requiresUsername = databaseOptions(connection).requires_username === true;
+        if (requiresUsername && !body.username) throw new InvalidInput('body', 'username is required: the connection requires one');
+        if (!requiresUsername && body.username !== undefined) {
+          throw new InvalidInput('body', 'Cannot set username for a connection that does not require one (requires_username)');
+        }
+        if (body.username !== undefined) checkUsername(connection, body.username);
+      } else {
+        if (body.password !== undefined) throw new InvalidInput('body', 'Only users of database (auth0) connections have passwords');
+        if (body.username !== undefined) throw new InvalidInput('body', `Users of ${strategy} connections have no username`);
+        if (strategy === 'email' && !body.email) throw new InvalidInput('body', 'email is required for a user of an email connection');
+        if (strategy === 'sms' && !body.phone_number) throw new InvalidInput('body', 'phone_number is required for a user of an sms connection');
+      }
+
+      const now = Date.now();
+      const profile: UserProfile = {};
+      for (const field of ['name', 'given_name', 'family_name', 'nickname', 'picture'] as const) {
+        if (body[field] !== undefined) profile[field] = body[field];
+      }
+      const user: User = {
+        user_id: `${PROVIDER_OF_STRATEGY[strategy]}|${body.user_id ?? randomHex(24)}`,
+        tenant_id: tenantId,
+        connection_id: connection.id,
+        email: body.email?.toLowerCase() ?? null,
+        email_verified: body.email_verified ?? false,
+        username: body.username?.toLowerCase() ?? null,
+        phone_number: body.phone_number ?? null,
+        phone_verified: body.phone_verified ?? false,
+        password_hash: null,
+        blocked: body.blocked ?? false,
+        profile,
+        user_metadata: body.user_metadata ?? {},
+        app_metadata: body.app_metadata ?? {},
+        linked_to: null,
+        logins_count: 0,
+        last_login: null,
+        last_ip: null,
+        last_password_reset: null,
+        created_at: now,
+        updated_at: now,
+      };
+      if (body.password !== undefined) assertPasswordAccepted(connection, body.password, personalInfo(user, user));
+      if ((await userIdExists(db, user.user_id)) || (await findUserInConnection(db, connection.id, user))) throw new UserExists();
+      if (body.password !== undefined) user.password_hash = await hashPassword(body.password);
+      try {
+        await insertUser(db, user);
+      } catch (err) {
+        if (await isDuplicate(services, user)) throw new UserExists();
+        throw err;
+      }
+      return reply.code(201).send(await presentOne(services, tenantId, user));
+    },
+  });
+
+  api.get('/users/:id', {
+    ...operation(['read:users', 'read:current_user', 'read:user_idp_tokens'], {
+      summary: 'Get a user',
+      params: UserIdParams,
+      querystring: Type.Object(FieldsQuery, { additionalProperties: false }),
+    }),
+    handler: async (request) => {
+      assertActsOnSelf(request, request.params.id);
+      const user = await findOr404(request.tenant.id, request.params.id);
+      return selectFields(await presentOne(services, request.tenant.id, user), request.query.fields, request.query.include_fields);
+    },
+  });
+
+  api.patch('/users/:id', {
+    ...operation(
+      ['update:users', 'update:users_app_metadata', 'update:current_user_metadata', 'create:current_user_metadata', 'delete:current_user_metadata'],
+      { summary: 'Update a user', params: UserIdParams, body: UpdateUserBody, response: { 200: UserBody } },
+    ),
+    handler: async (request) => {
+      const tenantId = request.tenant.id;
+      assertActsOnSelf(request, request.params.id);
+      const user = await findOr404(tenantId, request.params.id);
+      const body = request.body;
+      assertMayPatch(request, user, body);
+      if (body.user_metadata) checkMetadata(body.user_metadata, 'user_metadata');
+      if (body.app_metadata) checkMetadata(body.app_metadata, 'app_metadata');
+
+      const context = await contextFor(services, tenantId);
+      const secondaries = (await listLinkedIdentities(db, tenantId, [user.user_id])).get(user.user_id) ?? [];
+      let target = user;
+      if (body.connection !== undefined) {
+        const found = [user, ...secondaries].find((i) => context.connections.get(i.connection_id)?.name === body.connection);
+        if (!found) throw new InvalidInput('body', `The user has no identity in the connection ${body.connection}`);
+        target = found;
+      }
+      const now = Date.now();
+      const primary = patchRoot(user, body);
+      const touchesIdentity = IDENTITY_FIELDS.some((f) => body[f] !== undefined);
+      let identity = target.user_id === user.user_id ? primary : target;
+      if (touchesIdentity) {
+        identity = await patchIdentity(identity, primary, context.connections.get(target.connection_id)!, body, now);
+      }
+      const changed = identity.user_id === primary.user_id ? [identity] : [primary, identity];
+      const duplicateCheck = {
+        email: identity.email !== target.email ? identity.email : null,
+        username: identity.username !== target.username ? identity.username : null,
+        phone_number: identity.phone_number !== target.phone_number ? identity.phone_number : null,
+      };
+      if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
+      try {
+        await updateUsers(db, changed, now);
+      } catch (err) {
+        if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
+        throw err;
+      }
+      return presentOne(services, tenantId, await findOr404(tenantId, user.user_id), context);
+    },
+  });
+
+  api.delete('/users/:id', {
+    ...operation(['delete:users', 'delete:current_user'], { summary: 'Delete a user', params: UserIdParams }),
+    handler: async (request, reply) => {
+      assertActsOnSelf(request, request.params.id);
+      // A linked secondary is no user of its own, and a user already gone is as good as deleted: 204 either way.
+      if (await findPrimaryUser(db, request.tenant.id, request.params.id)) await deleteUser(db, request.tenant.id, request.params.id);
+      return reply.code(204).send();
+    },
+  });
+
+  api.get('/users-by-email', {
+    ...operation(['read:users'], {
+      summary: 'Find users by email',
+      querystring: Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }), ...FieldsQuery }, { additionalProperties: false }),
+    }),
+    handler: async (request) => {
+      const tenantId = request.tenant.id;
+      const users = await findUsersByEmail(db, tenantId, request.query.email);
+      const views = await presentMany(services, tenantId, users, await contextFor(services, tenantId));
+      return views.map((v) => selectFields(v, request.query.fields, request.query.include_fields));
+    },
+  });
+
+  api.post('/users/:id/identities', {
+    ...operation(['update:users', 'update:current_user_identities'], {
+      summary: 'Link a user account to this (primary) user',
+      params: UserIdParams,
+      body: LinkBody,
+      response: { 201: Type.Array(Identity) },
+    }),
+    handler: async (request, reply) => {
+      const tenantId = request.tenant.id;
+      const { principal } = request;
+      assertActsOnSelf(request, request.params.id);
+      const primary = await findOr404(tenantId, request.params.id);
+      const body = request.body;
+      let secondaryId: string;
+      if (body.link_with !== undefined) {
+        if (body.provider !== undefined || body.user_id !== undefined || body.connection_id !== undefined) {
+          throw new InvalidInput('body', 'When link_with is sent, provider, user_id and connection_id must not be');
+        }
+        if (!principal.isUser || principal.subject !== primary.user_id) {
+          throw new NotAllowedForToken("link_with needs the primary user's own token (scope update:current_user_identities)");
+        }
+        secondaryId = await verifyIdToken(services, request, body.link_with);
+      } else {
+        if (body.provider === undefined || body.user_id === undefined) {
+          throw new InvalidInput('body', 'Send either link_with, or provider and user_id (with connection_id optionally)');
+        }
+        if (principal.selfOnly) {
+          throw new NotAllowedForToken("Linking by provider and user_id needs update:users; a user's own token must send link_with");
+        }
+        secondaryId = `${body.provider}|${body.user_id}`;
+      }
+      const secondary = await findUser(db, tenantId, secondaryId);
+      if (!secondary || (body.connection_id !== undefined && secondary.connection_id !== body.connection_id)) {
+        throw new UserNotFound('The user to link does not exist.');
+      }
+      if (secondary.user_id === primary.user_id) throw new InvalidInput('body', 'A user cannot be linked to itself');
+      if (secondary.linked_to !== null) throw new IdentityConflict('The identity is already linked to a user');
+      if ((await listLinkedIdentities(db, tenantId, [secondary.user_id])).size > 0) {
+        throw new InvalidInput('body', 'The user to link has identities linked to it; unlink them first');
+      }
+      if (!(await linkUser(db, tenantId, primary.user_id, secondary.user_id))) {
+        throw new IdentityConflict('The identity is already linked to a user');
+      }
+      const context = await contextFor(services, tenantId);
+      const linked = (await listLinkedIdentities(db, tenantId, [primary.user_id])).get(primary.user_id) ?? [];
+      return reply.code(201).send(presentIdentities(primary, linked, context));
+    },
+  });
+
+  api.delete('/users/:id/identities/:provider/:user_id', {
+    ...operation(['update:users', 'update:current_user_identities'], {
+      summary: 'Unlink an identity from a user',
+      params: IdentityParams,
+      response: { 200: Type.Array(Identity) },
+    }),
+    handler: async (request) => {
+      const tenantId = request.tenant.id;
+      assertActsOnSelf(request, request.params.id);
+      const primary = await findOr404(tenantId, request.params.id);
+      const secondaryId = `${request.params.provider}|${request.params.user_id}`;
+      if (secondaryId === primary.user_id) throw new InvalidInput('params', 'The main identity of a user cannot be unlinked');
+      if (!(await unlinkUser(db, tenantId, primary.user_id, secondaryId))) throw new IdentityNotFound();
+      const context = await contextFor(services, tenantId);
+      const linked = (await listLinkedIdentities(db, tenantId, [primary.user_id])).get(primary.user_id) ?? [];
+      return presentIdentities(primary, linked, context);
+    },
+  });
+}

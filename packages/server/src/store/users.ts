@@ -1,0 +1,356 @@
+/**
+ * Users and their identities, and the blocks attack protection puts on them.
+ *
+ * One row is one identity: a user of one connection (`auth0|…`, `email|…`, `sms|…`). Linking (library rule 8)
+ * sets `linked_to` on the secondary's row: it then stops existing on its own (never listed, never found by its
+ * own id through `findPrimaryUser`) and shows up only in its primary's identities, its own fields and metadata
+ * left untouched, so unlinking brings it back exactly as it was. Emails and usernames are stored lower case, so
+ * they are unique in a connection whatever their case.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { Database, UserBlocksTable, UsersTable } from './schema.js';
+
+/** Root profile fields kept in the `profile` JSON column; unset ones fall back to defaults when shown. */
+export interface UserProfile {
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  nickname?: string;
+  picture?: string;
+}
+
+export interface User {
+  user_id: string;
+  tenant_id: string;
+  connection_id: string;
+  /** Lower case. */
+  email: string | null;
+  email_verified: boolean;
+  username: string | null;
+  phone_number: string | null;
+  phone_verified: boolean;
+  /** A PHC string (argon2id), or an imported hash; null for passwordless users. Never leaves the server. */
+  password_hash: string | null;
+  blocked: boolean;
+  profile: UserProfile;
+  user_metadata: Record<string, unknown>;
+  app_metadata: Record<string, unknown>;
+  /** Set on a linked secondary identity: its primary user. */
+  linked_to: string | null;
+  logins_count: number;
+  last_login: number | null;
+  last_ip: string | null;
+  last_password_reset: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+function fromRow(row: UsersTable): User {
+  return {
+    ...row,
+    email_verified: row.email_verified === 1,
+    phone_verified: row.phone_verified === 1,
+    blocked: row.blocked === 1,
+    profile: JSON.parse(row.profile) as UserProfile,
+    user_metadata: JSON.parse(row.user_metadata) as Record<string, unknown>,
+    app_metadata: JSON.parse(row.app_metadata) as Record<string, unknown>,
+  };
+}
+
+function toRow(user: User): UsersTable {
+  return {
+    ...user,
+    email: user.email?.toLowerCase() ?? null,
+    username: user.username?.toLowerCase() ?? null,
+    email_verified: user.email_verified ? 1 : 0,
+    phone_verified: user.phone_verified ? 1 : 0,
+    blocked: user.blocked ? 1 : 0,
+    profile: JSON.stringify(user.profile),
+    user_metadata: JSON.stringify(user.user_metadata),
+    app_metadata: JSON.stringify(user.app_metadata),
+  };
+}
+
+export async function insertUser(db: Kysely<Database>, user: User): Promise<void> {
+  await db.insertInto('users').values(toRow(user)).execute();
+}
+
+/** The row of this id in the tenant, primary or linked secondary. */
+export async function findUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+/** A user as the outside sees it: a linked secondary is not a user of its own (library rule 8). */
+export async function findPrimaryUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<User | undefined> {
+  const user = await findUser(db, tenantId, userId);
+  return user && user.linked_to === null ? user : undefined;
+}
+
+/** Whether the id is taken in any tenant (user ids are unique server-wide). */
+export async function userIdExists(db: Kysely<Database>, userId: string): Promise<boolean> {
+  return (await db.selectFrom('users').select('user_id').where('user_id', '=', userId).executeTakeFirst()) !== undefined;
+}
+
+export interface LoginIdentifier {
+  email?: string | null;
+  username?: string | null;
+  phone_number?: string | null;
+}
+
+/**
+ * The identity of a connection holding any of the given email, username or phone number (linked or not),
+ * other than `exceptUserId`. Used for logins and for the one-account-per-identifier rule.
+ */
+export async function findUserInConnection(
+  db: Kysely<Database>,
+  connectionId: string,
+  by: LoginIdentifier,
+  exceptUserId?: string,
+): Promise<User | undefined> {
+  const email = by.email?.toLowerCase();
+  const username = by.username?.toLowerCase();
+  const { phone_number } = by;
+  if (!email && !username && !phone_number) return undefined;
+  let query = db
+    .selectFrom('users')
+    .selectAll()
+    .where('connection_id', '=', connectionId)
+    .where((eb) => {
+      const any: Expression<SqlBool>[] = [];
+      if (email) any.push(eb('email', '=', email));
+      if (username) any.push(eb('username', '=', username));
+      if (phone_number) any.push(eb('phone_number', '=', phone_number));
+      return eb.or(any);
+    });
+  if (exceptUserId) query = query.where('user_id', '!=', exceptUserId);
+  const row = await query.executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+/** Primary users with this email (lower-cased), across the tenant's connections. */
+export async function findUsersByEmail(db: Kysely<Database>, tenantId: string, email: string): Promise<User[]> {
+  const rows = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('email', '=', email.toLowerCase())
+    .where('linked_to', 'is', null)
+    .orderBy('created_at')
+    .orderBy('user_id')
+    .execute();
+  return rows.map(fromRow);
+}
+
+/** The secondary identities linked to each of the given primaries, oldest identity first (a stable order). */
+export async function listLinkedIdentities(db: Kysely<Database>, tenantId: string, primaryIds: readonly string[]): Promise<Map<string, User[]>> {
+  const byPrimary = new Map<string, User[]>();
+  if (primaryIds.length === 0) return byPrimary;
+  const rows = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('linked_to', 'in', [...primaryIds])
+    .orderBy('created_at')
+    .orderBy('user_id')
+    .execute();
+  for (const row of rows) {
+    const user = fromRow(row);
+    byPrimary.set(user.linked_to!, [...(byPrimary.get(user.linked_to!) ?? []), user]);
+  }
+  return byPrimary;
+}
+
+export const USER_SORT_FIELDS = ['created_at', 'updated_at', 'last_login', 'logins_count', 'email', 'user_id', 'username'] as const;
+export type UserSortField = (typeof USER_SORT_FIELDS)[number];
+
+/** What a user list is narrowed by in SQL; finer matching (names, substrings of fields) is the caller's. */
+export interface UserCriteria {
+  /** The primary identity's connection is one of these. */
+  connectionIds?: string[];
+  /** Exact email (lower-cased here). */
+  email?: string;
+  /** Email ends with `@<domain>`. */
+  emailDomain?: string;
+  userId?: string;
+  /**
+   * Each of these must occur, case-insensitively, somewhere in the email, username, phone number or profile
+   * fields. A pre-filter: it may let through rows that the caller's exact match then drops.
+   */
+  containsAll?: string[];
+  sort?: { field: UserSortField; descending: boolean };
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function containsCondition(eb: ExpressionBuilder<Database, 'users'>, term: string): Expression<SqlBool> {
+  const plain = `%${escapeLike(term.toLowerCase())}%`;
+  // The profile column is JSON text: look for the term as JSON writes it.
+  const json = `%${escapeLike(JSON.stringify(term.toLowerCase()).slice(1, -1))}%`;
+  return eb.or([
+    sql<SqlBool>`lower(${eb.ref('email')}) like ${plain} escape '\\'`,
+    sql<SqlBool>`lower(${eb.ref('username')}) like ${plain} escape '\\'`,
+    sql<SqlBool>`${eb.ref('phone_number')} like ${plain} escape '\\'`,
+    sql<SqlBool>`lower(${eb.ref('profile')}) like ${json} escape '\\'`,
+  ]);
+}
+
+/**
+ * Primary users of the tenant that meet the criteria, in the requested order (oldest first by default).
+ * With a window, only that page is read, and `total` counts every match.
+ */
+export async function listUsers(
+  db: Kysely<Database>,
+  tenantId: string,
+  criteria: UserCriteria,
+  window?: { offset: number; limit: number },
+): Promise<{ users: User[]; total: number }> {
+  let base = db.selectFrom('users').where('tenant_id', '=', tenantId).where('linked_to', 'is', null);
+  if (criteria.connectionIds) {
+    if (criteria.connectionIds.length === 0) return { users: [], total: 0 };
+    base = base.where('connection_id', 'in', criteria.connectionIds);
+  }
+  if (criteria.email !== undefined) base = base.where('email', '=', criteria.email.toLowerCase());
+  if (criteria.emailDomain !== undefined) {
+    base = base.where(sql<SqlBool>`email like ${`%@${escapeLike(criteria.emailDomain.toLowerCase())}`} escape '\\'`);
+  }
+  if (criteria.userId !== undefined) base = base.where('user_id', '=', criteria.userId);
+  for (const term of criteria.containsAll ?? []) base = base.where((eb) => containsCondition(eb, term));
+
+  const sort = criteria.sort ?? { field: 'created_at', descending: false };
+  const direction = sort.descending ? 'desc' : 'asc';
+  let query = base.selectAll().orderBy(sort.field, direction).orderBy('user_id', direction);
+  if (!window) {
+    const rows = await query.execute();
+    return { users: rows.map(fromRow), total: rows.length };
+  }
+  query = query.limit(window.limit).offset(window.offset);
+  const [rows, count] = await Promise.all([
+    query.execute(),
+    base.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { users: rows.map(fromRow), total: Number(count.total) };
+}
+
+/** Writes the given users as they are now (one transaction when several change together). */
+export async function updateUsers(db: Kysely<Database>, users: readonly User[], now = Date.now()): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const user of users) {
+      const { user_id, tenant_id, created_at: _created, ...fields } = toRow({ ...user, updated_at: now });
+      await trx.updateTable('users').set(fields).where('tenant_id', '=', tenant_id).where('user_id', '=', user_id).execute();
+    }
+  });
+}
+
+/** Deletes the user, with the identities linked to it. Returns false when there was no such user. */
+export async function deleteUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('users').where('tenant_id', '=', tenantId).where('linked_to', '=', userId).execute();
+    const result = await trx.deleteFrom('users').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  });
+}
+
+/**
+ * Links `secondaryId` to `primaryId`, only while the secondary is unlinked and has no identities of its own, and
+ * the primary is not itself linked. Returns false when another request changed either in the meantime.
+ */
+export async function linkUser(db: Kysely<Database>, tenantId: string, primaryId: string, secondaryId: string, now = Date.now()): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const primary = await trx
+      .selectFrom('users')
+      .select('user_id')
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', primaryId)
+      .where('linked_to', 'is', null)
+      .executeTakeFirst();
+    const dependants = await trx.selectFrom('users').select('user_id').where('tenant_id', '=', tenantId).where('linked_to', '=', secondaryId).executeTakeFirst();
+    if (!primary || dependants) return false;
+    const result = await trx
+      .updateTable('users')
+      .set({ linked_to: primaryId, updated_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', secondaryId)
+      .where('linked_to', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    await trx.updateTable('users').set({ updated_at: now }).where('tenant_id', '=', tenantId).where('user_id', '=', primaryId).execute();
+    return true;
+  });
+}
+
+/** Makes a linked secondary a user of its own again, as it was before the link. */
+export async function unlinkUser(db: Kysely<Database>, tenantId: string, primaryId: string, secondaryId: string, now = Date.now()): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('users')
+      .set({ linked_to: null, updated_at: now })
+      .where('tenant_id', '=', tenantId)
+      .where('user_id', '=', secondaryId)
+      .where('linked_to', '=', primaryId)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    await trx.updateTable('users').set({ updated_at: now }).where('tenant_id', '=', tenantId).where('user_id', '=', primaryId).execute();
+    return true;
+  });
+}
+
+/** Counts a successful login. */
+export async function recordLogin(db: Kysely<Database>, tenantId: string, userId: string, ip: string | null, now = Date.now()): Promise<void> {
+  await db
+    .updateTable('users')
+    .set((eb) => ({ logins_count: eb('logins_count', '+', 1), last_login: now, last_ip: ip }))
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+// ---- user blocks (attack protection writes them; the Management API reads and lifts them) ----
+
+export type UserBlock = UserBlocksTable;
+
+export async function insertUserBlock(
+  db: Kysely<Database>,
+  block: Omit<UserBlock, 'id' | 'identifier'> & { id?: string; identifier: string },
+): Promise<UserBlock> {
+  const row: UserBlock = { ...block, id: block.id ?? `ubk_${randomUUID().replace(/-/g, '')}`, identifier: block.identifier.toLowerCase() };
+  await db.insertInto('user_blocks').values(row).execute();
+  return row;
+}
+
+/** Which blocks: those of a user (by id, or by its identifiers when attack protection did not know the user), or of an identifier. */
+export type BlockSelector = { userId: string; identifiers: readonly string[] } | { identifier: string };
+
+function selectBlocks(eb: ExpressionBuilder<Database, 'user_blocks'>, selector: BlockSelector): Expression<SqlBool> {
+  if ('identifier' in selector) return eb('identifier', '=', selector.identifier.toLowerCase());
+  const identifiers = selector.identifiers.filter(Boolean).map((i) => i.toLowerCase());
+  const byUser = eb('user_id', '=', selector.userId);
+  if (identifiers.length === 0) return byUser;
+  return eb.or([byUser, eb.and([eb('user_id', 'is', null), eb('identifier', 'in', identifiers)])]);
+}
+
+/** Blocks in force (not expired), oldest first. */
+export async function listUserBlocks(db: Kysely<Database>, tenantId: string, selector: BlockSelector, now = Date.now()): Promise<UserBlock[]> {
+  return db
+    .selectFrom('user_blocks')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('expires_at', '>', now)
+    .where((eb) => selectBlocks(eb, selector))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Lifts every block the selector names (expired ones go too). Returns how many were removed. */
+export async function deleteUserBlocks(db: Kysely<Database>, tenantId: string, selector: BlockSelector): Promise<number> {
+  const result = await db
+    .deleteFrom('user_blocks')
+    .where('tenant_id', '=', tenantId)
+    .where((eb) => selectBlocks(eb, selector))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
