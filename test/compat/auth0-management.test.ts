@@ -6,8 +6,10 @@
 import { ManagementClient } from 'auth0';
 import { ClientGrantsClient } from 'auth0/clientGrants';
 import { ClientsClient } from 'auth0/clients';
+import { ConnectionsClient } from 'auth0/connections';
 import { ResourceServersClient } from 'auth0/resourceServers';
 import { RolesClient } from 'auth0/roles';
+import { UsersClient } from 'auth0/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../../packages/server/src/test-support/server.js';
 import { startServerWithAdminToken } from './support.js';
@@ -130,5 +132,54 @@ describe('auth0@7 Management SDK', () => {
     expect(names).toContain('compat-auditor');
     await roles.delete(created.id!);
     await expect(roles.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('connections: create, get, update, list (checkpoint paging), delete', async () => {
+    const connections = new ConnectionsClient({ baseUrl, token });
+    const created = await connections.create({
+      name: 'compat-db',
+      strategy: 'auth0',
+      options: { passwordPolicy: 'fair', requires_username: false },
+    });
+    expect(created.id).toMatch(/^con_[A-Za-z0-9]{16}$/);
+    expect((await connections.get(created.id!)).strategy).toBe('auth0');
+    const updated = await connections.update(created.id!, { options: { passwordPolicy: 'excellent' }, display_name: 'Compat DB' });
+    expect(updated.options).toMatchObject({ passwordPolicy: 'excellent' });
+    const names = [];
+    for await (const c of await connections.list()) names.push(c.name);
+    expect(names).toEqual(expect.arrayContaining(['compat-db', 'Username-Password-Authentication']));
+    await connections.delete(created.id!);
+    await expect(connections.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('users: create, get, update (metadata merge), list, by email, delete', async () => {
+    const users = new UsersClient({ baseUrl, token });
+    const created = await users.create({
+      connection: 'Username-Password-Authentication',
+      email: 'Compat.User@Example.com',
+      password: 'Correct-Horse-Battery-9',
+      user_metadata: { theme: 'dark', lang: 'en' },
+    });
+    expect(created.user_id).toMatch(/^auth0\|[0-9a-f]{24}$/);
+    expect(created.email).toBe('compat.user@example.com');
+    const fetched = await users.get(created.user_id!);
+    expect(fetched.identities?.[0]).toMatchObject({ provider: 'auth0', connection: 'Username-Password-Authentication' });
+    const updated = await users.update(created.user_id!, { user_metadata: { theme: null, plan: 'pro' } });
+    expect(updated.user_metadata).toEqual({ lang: 'en', plan: 'pro' });
+    const listed = [];
+    for await (const u of await users.list()) listed.push(u.user_id);
+    expect(listed).toContain(created.user_id);
+    const byEmail = await users.listUsersByEmail({ email: 'compat.user@example.com' });
+    expect(byEmail.map((u) => u.user_id)).toEqual([created.user_id]);
+    await users.delete(created.user_id!);
+    await expect(users.get(created.user_id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('maps errors the way the SDK expects: 409 ConflictError, 400 BadRequestError with the body passed through', async () => {
+    const users = new UsersClient({ baseUrl, token });
+    const body = { connection: 'Username-Password-Authentication', email: 'twice@example.com', password: 'Correct-Horse-Battery-9' };
+    await users.create(body);
+    await expect(users.create(body)).rejects.toMatchObject({ statusCode: 409, body: { errorCode: 'user_exists' } });
+    await expect(users.create({ ...body, email: 'weak@example.com', password: 'short' })).rejects.toMatchObject({ statusCode: 400 });
   });
 });
