@@ -4,22 +4,29 @@
  * gatehouse migrate           apply pending database migrations and exit
  * gatehouse keys rotate [--tenant NAME]
  *                             promote the next signing key, publish a new next key, retire the previous one
+ * gatehouse export FILE [--tenant NAME]   write the tenant's configuration (no secrets) to FILE
+ * gatehouse import FILE [--tenant NAME]   make the tenant match FILE (adds and updates, never deletes)
  */
 import cluster from 'node:cluster';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { KeyRing } from './crypto/key-ring.js';
 import { ensureDevCertificate } from './crypto/dev-certificate.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { createSealer } from './crypto/sealing.js';
 import { describeDatabase, migrateToLatest, openStore } from './store/db.js';
-import { findDefaultTenant, type Tenant } from './store/tenants.js';
+import { findDefaultTenant, findTenantById, type Tenant } from './store/tenants.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
-import { prepare, startServer, type RunningServer } from './server.js';
+import { buildApp } from './app.js';
+import { createServices, prepare, startServer, type RunningServer } from './server.js';
+import { exportTenant, importTenant, managementCaller, TenantDocumentError } from './tenancy/tenant-as-code.js';
 
 const USAGE = `Usage:
   gatehouse start [--https]               run the server
   gatehouse migrate                       apply pending database migrations
   gatehouse keys rotate [--tenant NAME]   rotate the tenant's signing keys (default tenant by default)
+  gatehouse export FILE [--tenant NAME]   write APIs, clients, connections, grants and roles to FILE (no secrets)
+  gatehouse import FILE [--tenant NAME]   make the tenant match FILE (idempotent; adds and updates, never deletes)
 Configuration comes from the environment; see the README.`;
 
 function banner(config: Config, result: BootstrapResult): string {
@@ -125,10 +132,65 @@ async function migrate(): Promise<void> {
   }
 }
 
+function tenantNameFrom(args: string[]): string | undefined {
+  const flag = args.indexOf('--tenant');
+  return flag >= 0 ? args[flag + 1] : undefined;
+}
+
+/** Runs `work` against the named (or default) tenant's Management API, in-process, without listening. */
+async function withManagementApi(args: string[], work: (call: Awaited<ReturnType<typeof managementCaller>>, tenant: Tenant) => Promise<void>) {
+  const config = loadConfig();
+  const prepared = await prepare(config);
+  const services = createServices(config, prepared);
+  const app = await buildApp(services, { logger: false });
+  try {
+    const name = tenantNameFrom(args);
+    const row = name
+      ? await prepared.store.db.selectFrom('tenants').select('id').where('name', '=', name).executeTakeFirst()
+      : { id: prepared.bootstrap!.tenant.id };
+    const tenant = row && (await findTenantById(prepared.store.db, row.id));
+    if (!tenant) throw new ConfigError(`no tenant named ${name}`);
+    await work(await managementCaller(app, services, tenant), tenant);
+  } finally {
+    await app.close();
+    await services.rateLimitStore.close();
+    await prepared.store.close();
+  }
+}
+
+async function exportCommand(args: string[]): Promise<void> {
+  const file = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--tenant');
+  if (!file) throw new ConfigError('usage: gatehouse export FILE [--tenant NAME]');
+  await withManagementApi(args, async (call, tenant) => {
+    const doc = await exportTenant(call, tenant);
+    writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
+    console.log(
+      `Exported ${tenant.name}: ${doc.resource_servers.length} APIs, ${doc.clients.length} clients, ${doc.connections.length} connections, ` +
+        `${doc.client_grants.length} client grants, ${doc.roles.length} roles → ${file} (no secrets)`,
+    );
+  });
+}
+
+async function importCommand(args: string[]): Promise<void> {
+  const file = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--tenant');
+  if (!file) throw new ConfigError('usage: gatehouse import FILE [--tenant NAME]');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new TenantDocumentError(`${file}: cannot read it as JSON (${(err as Error).message})`);
+  }
+  await withManagementApi(args, async (call, tenant) => {
+    const report = await importTenant(call, tenant, doc);
+    for (const line of report.created) console.log(`  created    ${line}`);
+    for (const line of report.updated) console.log(`  updated    ${line}`);
+    console.log(`Imported into ${tenant.name}: ${report.created.length} created, ${report.updated.length} updated, ${report.unchanged.length} unchanged`);
+  });
+}
+
 async function rotateKeys(args: string[]): Promise<void> {
   const config = loadConfig();
-  const tenantFlag = args.indexOf('--tenant');
-  const tenantName = tenantFlag >= 0 ? args[tenantFlag + 1] : undefined;
+  const tenantName = tenantNameFrom(args);
   const store = await openStore(config.databaseUrl);
   try {
     await migrateToLatest(store);
@@ -159,6 +221,10 @@ async function main(argv: string[]): Promise<void> {
     case 'keys':
       if (args[0] === 'rotate') return rotateKeys(args.slice(1));
       break;
+    case 'export':
+      return exportCommand(args);
+    case 'import':
+      return importCommand(args);
     case undefined:
     case 'help':
     case '--help':
@@ -173,6 +239,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof ConfigError) {
     console.error(`Configuration error: ${err.message}`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof TenantDocumentError) {
+    console.error(`Import/export failed: ${err.message}`);
+    process.exit(65); // EX_DATAERR
   }
   console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exit(1);

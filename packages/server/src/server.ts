@@ -68,9 +68,9 @@ function rateLimitStoreFor(config: Config): RateLimitStore {
   return config.redisUrl ? createRedisStore(config.redisUrl) : createMemoryStore();
 }
 
-export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
-  const prepared = options.prepared ?? (await prepare(config));
-  const services: Services = {
+/** The long-lived services of one process, over prepared storage. */
+export function createServices(config: Config, prepared: Prepared): Services {
+  return {
     config,
     store: prepared.store,
     sealer: prepared.sealer,
@@ -79,6 +79,11 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     rateLimitStore: rateLimitStoreFor(config),
     clientOrigins: new ClientOrigins(prepared.store.db),
   };
+}
+
+export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
+  const prepared = options.prepared ?? (await prepare(config));
+  const services = createServices(config, prepared);
   const logger = options.log === false ? false : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
   let app: App;
   try {
