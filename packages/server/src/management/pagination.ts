@@ -34,13 +34,16 @@ function decodeCursor(from: string): number {
   return Number(offset);
 }
 
-export function paginate<T, K extends string>(items: readonly T[], query: PagingQuery, collection: K): T[] | Record<string, unknown> {
+/** Which slice of the whole list a query asks for; stores that page in SQL read exactly this window. */
+export interface PageWindow {
+  checkpoint: boolean;
+  offset: number;
+  limit: number;
+}
+
+export function pageWindow(query: PagingQuery): PageWindow {
   if (query.from !== undefined || query.take !== undefined) {
-    const start = query.from ? decodeCursor(query.from) : 0;
-    const take = query.take ?? DEFAULT_PER_PAGE;
-    const page = items.slice(start, start + take);
-    const next = start + take < items.length ? encodeCursor(start + take) : undefined;
-    return { [collection]: page, ...(next && { next }) };
+    return { checkpoint: true, offset: query.from ? decodeCursor(query.from) : 0, limit: query.take ?? DEFAULT_PER_PAGE };
   }
   const perPage = query.per_page ?? DEFAULT_PER_PAGE;
   const page = query.page ?? 0;
@@ -50,7 +53,21 @@ export function paginate<T, K extends string>(items: readonly T[], query: Paging
       `Requesting page ${page} exceeds the allowed maximum of ${OFFSET_LIMIT} records; use the checkpoint pagination method (from, take)`,
     );
   }
-  const slice = items.slice(page * perPage, (page + 1) * perPage);
-  if (!query.include_totals) return slice;
-  return { start: page * perPage, limit: perPage, length: slice.length, total: items.length, [collection]: slice };
+  return { checkpoint: false, offset: page * perPage, limit: perPage };
+}
+
+/** The response for one window: `items` is that window's slice of a list of `total` items. */
+export function pageBody<T>(window: PageWindow, query: PagingQuery, items: T[], total: number, collection: string): T[] | Record<string, unknown> {
+  if (window.checkpoint) {
+    const end = window.offset + window.limit;
+    return { [collection]: items, ...(end < total && { next: encodeCursor(end) }) };
+  }
+  if (!query.include_totals) return items;
+  return { start: window.offset, limit: window.limit, length: items.length, total, [collection]: items };
+}
+
+/** Pages a list that is already in memory. */
+export function paginate<T>(items: readonly T[], query: PagingQuery, collection: string): T[] | Record<string, unknown> {
+  const window = pageWindow(query);
+  return pageBody(window, query, items.slice(window.offset, window.offset + window.limit), items.length, collection);
 }

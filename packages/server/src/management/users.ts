@@ -44,7 +44,7 @@ import {
 } from '../store/users.js';
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { operation } from './operation.js';
-import { pagingFields, type PagingQuery } from './pagination.js';
+import { pageBody, pageWindow, pagingFields } from './pagination.js';
 
 // ---- schemas ----
 
@@ -465,48 +465,6 @@ export function parseUserSearch(q: string | undefined): Search {
   return search;
 }
 
-// ---- paging (offset or checkpoint, as pagination.ts, with the page read from the store) ----
-
-const DEFAULT_PER_PAGE = 50;
-const OFFSET_LIMIT = 1000;
-
-interface PageWindow {
-  checkpoint: boolean;
-  offset: number;
-  limit: number;
-}
-
-function pageWindow(query: PagingQuery): PageWindow {
-  if (query.from !== undefined || query.take !== undefined) {
-    let offset = 0;
-    if (query.from) {
-      const text = Buffer.from(query.from, 'base64url').toString('utf8');
-      const parsed = /^o:(\d{1,9})$/.exec(text)?.[1];
-      if (parsed === undefined) throw new InvalidInput('querystring', 'from: not a cursor returned by this API');
-      offset = Number(parsed);
-    }
-    return { checkpoint: true, offset, limit: query.take ?? DEFAULT_PER_PAGE };
-  }
-  const perPage = query.per_page ?? DEFAULT_PER_PAGE;
-  const page = query.page ?? 0;
-  if (page * perPage >= OFFSET_LIMIT) {
-    throw new InvalidInput(
-      'querystring',
-      `Requesting page ${page} exceeds the allowed maximum of ${OFFSET_LIMIT} records; use the checkpoint pagination method (from, take)`,
-    );
-  }
-  return { checkpoint: false, offset: page * perPage, limit: perPage };
-}
-
-function pageBody(window: PageWindow, query: PagingQuery, users: unknown[], total: number): unknown {
-  if (window.checkpoint) {
-    const end = window.offset + window.limit;
-    return { users, ...(end < total && { next: Buffer.from(`o:${end}`).toString('base64url') }) };
-  }
-  if (!query.include_totals) return users;
-  return { start: window.offset, limit: window.limit, length: users.length, total, users };
-}
-
 // ---- rules shared by create and update ----
 
 const RESERVED_APP_METADATA = new Set([
@@ -758,7 +716,7 @@ export function registerUsers(api: App, services: Services): void {
         users = all.slice(window.offset, window.offset + window.limit);
       }
       const views = (await presentMany(services, tenantId, users, context)).map((v) => selectFields(v, fields, include_fields));
-      return pageBody(window, paging, views, total);
+      return pageBody(window, paging, views, total, 'users');
     },
   });
 
