@@ -1,35 +1,26 @@
 #!/usr/bin/env node
 /**
- * npm run bench: every scenario of scenarios/index.js against the real Gatehouse server and against the
- * scenario's peer (a bare Fastify app serving the same body), one after the other, with the same autocannon
- * settings. Prints the machine, a table, and per scenario the ratio Gatehouse / peer in requests per second.
+ * npm run bench: every scenario of scenarios/index.js against the real Gatehouse server and against what
+ * the scenario compares it with (a peer server, the raw signing rate), one after the other, with the same
+ * settings. Prints the machine, a table, and per scenario its ratios.
  *
- * Processes: the load generator (autocannon) runs here; Gatehouse and each peer run in child processes, so
- * nothing measured shares this event loop. The children and the temp dirs are removed at the end, on error,
- * and on Ctrl-C.
+ * Processes: the load generator (autocannon) runs here; Gatehouse, each peer and the raw signer run in child
+ * processes, so nothing measured shares this event loop. The children and the temp dirs are removed at the
+ * end, on error, and on Ctrl-C.
  *
- * Environment: BENCH_DURATION (seconds per measured run, default 10), BENCH_CONNECTIONS (default 50).
- * See README.md.
+ * Environment: BENCH_DURATION (seconds per measured run, default 10), BENCH_CONNECTIONS (default 50),
+ * BENCH_SCENARIO (comma-separated scenario names; all by default). See README.md.
  */
-import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
-import { startGatehouse } from './lib/gatehouse.js';
-import { measure } from './lib/load.js';
-import { cleanUp, cleanUpNow, describeOutput, freePort, makeTempDir, startChild, stopChild, waitForHttp } from './lib/processes.js';
+import { restartGatehouse, startGatehouse } from './lib/gatehouse.js';
+import { cleanUp, cleanUpNow } from './lib/processes.js';
+import { table } from './lib/report.js';
 import { scenarios } from './scenarios/index.js';
 
 /** @import { Gatehouse } from './lib/gatehouse.js' */
-/** @import { LoadSettings, Measurement } from './lib/load.js' */
-/** @import { Scenario } from './scenarios/index.js' */
-
-/**
- * @typedef {object} Row
- * @property {string} scenario
- * @property {string} target
- * @property {Measurement} measurement
- */
+/** @import { LoadSettings } from './lib/load.js' */
+/** @import { Scenario, ScenarioResult } from './scenarios/index.js' */
 
 /** Requests per connection in flight at once; 1 is what browsers and HTTP clients of a JWKS do. */
 const PIPELINING = 1;
@@ -81,115 +72,29 @@ function machineFacts(settings) {
   const load = os.loadavg().map((l) => l.toFixed(2)).join(' ');
   return [
     `machine:  ${cpus.length} CPUs, ${model}, ${memory} GiB RAM, ${os.platform()} ${os.release()} ${os.arch()}`,
-    `software: node ${process.version}, fastify ${packageVersion('fastify')}, autocannon ${packageVersion('autocannon')}`,
+    `software: node ${process.version} (OpenSSL ${process.versions.openssl}), fastify ${packageVersion('fastify')}, ` +
+      `autocannon ${packageVersion('autocannon')}, oidc-provider ${packageVersion('oidc-provider')}, jose ${packageVersion('jose')}`,
     `load avg: ${load} (1/5/15 min, at start)`,
     `settings: ${settings.connections} connections, pipelining ${settings.pipelining}, ` +
       `${settings.duration} s measured after ${settings.warmup} s warm-up, per target; ` +
-      'autocannon in this process, each server in its own',
+      'autocannon in this process, each server in its own; ' +
+      `libuv thread pool ${process.env.UV_THREADPOOL_SIZE ?? 4} threads per process`,
   ].join('\n');
 }
 
 /**
- * Gatehouse's answer on the scenario's path: the body the peer will serve. Also checks that the limiter is
- * out of the way (the X-RateLimit-Limit header shows the raised capacity), so a bench that would measure
- * 429s stops here instead of after a full run.
- * @param {Gatehouse} gatehouse
- * @param {Scenario} scenario
+ * The scenarios BENCH_SCENARIO names (comma-separated), in the order of scenarios/index.js; all by default.
+ * @returns {Scenario[]}
  */
-async function captureResponse(gatehouse, scenario) {
-  const response = await waitForHttp(gatehouse.child, `${gatehouse.url}${scenario.path}`, {
-    headers: scenario.headers({ host: gatehouse.tenantHost }),
-  });
-  const body = await response.text();
-  const limit = response.headers.get('x-ratelimit-limit');
-  if (limit !== null && Number(limit) < 1_000_000) {
-    throw new Error(`${scenario.name}: Gatehouse still reports X-RateLimit-Limit ${limit}; raising the limit did not take`);
+function selectedScenarios() {
+  const raw = process.env.BENCH_SCENARIO?.trim();
+  if (!raw) return scenarios;
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  const unknown = names.filter((name) => !scenarios.some((s) => s.name === name));
+  if (unknown.length > 0) {
+    throw new UsageError(`BENCH_SCENARIO=${raw}: unknown ${unknown.join(', ')}; the scenarios are ${scenarios.map((s) => s.name).join(', ')}`);
   }
-  if (!(response.headers.get('content-type') ?? '').startsWith('application/json')) {
-    throw new Error(`${scenario.name}: expected a JSON answer from Gatehouse, got ${response.headers.get('content-type')}`);
-  }
-  return body;
-}
-
-/**
- * Measures one scenario on Gatehouse, then on its peer (started here, on the captured body, and stopped
- * again before the next scenario).
- * @param {Gatehouse} gatehouse
- * @param {Scenario} scenario
- * @param {LoadSettings} settings
- * @returns {Promise<Row[]>}
- */
-async function runScenario(gatehouse, scenario, settings) {
-  const body = await captureResponse(gatehouse, scenario);
-  const bodyFile = path.join(makeTempDir(`gatehouse-bench-${scenario.name}-`), 'body.json');
-  writeFileSync(bodyFile, body);
-
-  const peerPort = await freePort();
-  const peer = startChild(scenario.peer.label, scenario.peer.script, [], {
-    ...process.env,
-    PORT: String(peerPort),
-    HOST: '127.0.0.1',
-    BENCH_PEER_PATH: scenario.path,
-    BENCH_PEER_BODY_FILE: bodyFile,
-  });
-  try {
-    const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const peerHeaders = scenario.headers({ host: `localhost:${peerPort}` });
-    const peerBody = await (await waitForHttp(peer, `${peerUrl}${scenario.path}`, { headers: peerHeaders })).text();
-    if (peerBody !== body) {
-      throw new Error(`${scenario.name}: ${scenario.peer.label} does not answer the same bytes as Gatehouse.\n${describeOutput(peer)}`);
-    }
-
-    progress(`${scenario.name}: Gatehouse (${settings.warmup} s warm-up + ${settings.duration} s)`);
-    const own = await measure(`${gatehouse.url}${scenario.path}`, scenario.headers({ host: gatehouse.tenantHost }), settings);
-    progress(`${scenario.name}: ${scenario.peer.label} (${settings.warmup} s warm-up + ${settings.duration} s)`);
-    const reference = await measure(`${peerUrl}${scenario.path}`, peerHeaders, settings);
-    return [
-      { scenario: scenario.name, target: 'Gatehouse', measurement: own },
-      { scenario: scenario.name, target: scenario.peer.label, measurement: reference },
-    ];
-  } finally {
-    await stopChild(peer);
-  }
-}
-
-/** @param {number} ms */
-function formatMs(ms) {
-  return Number.isInteger(ms) ? String(ms) : ms.toFixed(2);
-}
-
-/** @param {Row[]} rows */
-function table(rows) {
-  const header = ['scenario', 'target', 'req/s (average)', 'p50 ms', 'p99 ms', 'non-2xx'];
-  const numeric = [false, false, true, true, true, true];
-  const lines = rows.map(({ scenario, target, measurement: m }) => [
-    scenario,
-    target,
-    Math.round(m.requestsPerSecond).toLocaleString('en-US'),
-    formatMs(m.p50),
-    formatMs(m.p99),
-    String(m.non2xx),
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((line) => (line[i] ?? '').length)));
-  /** @param {string[]} cells */
-  const format = (cells) =>
-    cells.map((cell, i) => (numeric[i] ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0))).join(' | ');
-  return [format(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...lines.map(format)].join('\n');
-}
-
-/**
- * The figure of a scenario: Gatehouse's requests per second as a fraction of its peer's.
- * @param {Row[]} rows  the two rows of the scenario, Gatehouse first
- */
-function ratioLine(rows) {
-  const [own, reference] = rows;
-  if (!own || !reference) return undefined;
-  const failed = rows.filter((row) => row.measurement.problems.length > 0);
-  if (failed.length > 0) {
-    return `${own.scenario}: no ratio, the ${failed.map((row) => row.target).join(' and ')} run failed`;
-  }
-  const ratio = own.measurement.requestsPerSecond / reference.measurement.requestsPerSecond;
-  return `${own.scenario}: Gatehouse at ${ratio.toFixed(2)}× of ${reference.target}`;
+  return scenarios.filter((s) => names.includes(s.name));
 }
 
 async function main() {
@@ -200,24 +105,42 @@ async function main() {
     pipelining: PIPELINING,
     warmup: WARMUP_SECONDS,
   };
+  const selected = selectedScenarios();
   console.log(machineFacts(settings));
   console.log('');
 
-  progress('starting Gatehouse (first start bootstraps the data dir, then a restart with raised rate limits)');
-  const gatehouse = await startGatehouse({ rateLimitBuckets: [...new Set(scenarios.flatMap((s) => s.rateLimitBuckets))] });
-  progress(`Gatehouse is up on ${gatehouse.url} (tenant Host ${gatehouse.tenantHost})`);
+  const rateLimitBuckets = [...new Set(selected.flatMap((s) => s.rateLimitBuckets))];
+  /** @type {Gatehouse | undefined} */
+  let gatehouse;
+  /**
+   * Gatehouse with `workers` server processes: started on first use (first start bootstraps the data dir,
+   * then a restart with raised rate limits), restarted on the same data dir and port when a scenario asks
+   * for another worker count.
+   * @param {number} workers
+   */
+  const running = async (workers) => {
+    if (gatehouse?.workers === workers) return gatehouse;
+    if (gatehouse) {
+      progress(`restarting Gatehouse with GATEHOUSE_WORKERS=${workers}`);
+      gatehouse = await restartGatehouse(gatehouse, { workers });
+    } else {
+      progress('starting Gatehouse (first start bootstraps the data dir, then a restart with raised rate limits)');
+      gatehouse = await startGatehouse({ rateLimitBuckets, workers });
+    }
+    progress(`Gatehouse is up on ${gatehouse.url} (tenant Host ${gatehouse.tenantHost}, ${workers} worker${workers > 1 ? 's' : ''})`);
+    return gatehouse;
+  };
 
-  /** @type {Row[][]} */
+  /** @type {ScenarioResult[]} */
   const results = [];
-  for (const scenario of scenarios) results.push(await runScenario(gatehouse, scenario, settings));
+  for (const scenario of selected) results.push(await scenario.run({ gatehouse: running, settings, progress }));
 
-  console.log(table(results.flat()));
+  const rows = results.flatMap((r) => r.rows);
+  console.log(table(rows));
   console.log('');
-  for (const rows of results) {
-    const line = ratioLine(rows);
-    if (line) console.log(line);
-  }
-  const failures = results.flat().filter((row) => row.measurement.problems.length > 0);
+  console.log(`load avg: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (1/5/15 min, at the end)`);
+  for (const line of results.flatMap((r) => r.figures)) console.log(line);
+  const failures = rows.filter((row) => row.measurement.problems.length > 0);
   for (const row of failures) {
     console.error(`FAILED ${row.scenario} on ${row.target}: ${row.measurement.problems.join('; ')}`);
   }

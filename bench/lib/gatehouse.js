@@ -1,7 +1,7 @@
 /**
  * The real Gatehouse server, as `gatehouse start` runs it, on a fresh SQLite data dir in a child process.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -15,6 +15,18 @@ import { describeOutput, freePort, makeTempDir, startChild, stopChild, waitForHt
  * @property {number} port
  * @property {string} url       http://127.0.0.1:<port>
  * @property {string} tenantHost  the Host header that selects the default tenant (localhost:<port>)
+ * @property {string} dataDir
+ * @property {number} workers  server processes (GATEHOUSE_WORKERS; with more than 1, node:cluster shares the port)
+ */
+
+/**
+ * `<dataDir>/admin-credentials.json`, written by the first start: the admin client of the default tenant,
+ * which holds a client_credentials grant for the Management API.
+ * @typedef {object} AdminCredentials
+ * @property {string} client_id
+ * @property {string} client_secret
+ * @property {string} audience        the Management API, http://localhost:<port>/api/v2/
+ * @property {string} token_endpoint
  */
 
 const CLI = fileURLToPath(new URL('../../packages/server/dist/cli.js', import.meta.url));
@@ -34,25 +46,34 @@ const UNREACHABLE_LIMIT = { capacity: 1_000_000_000, per_second: 1_000_000_000 }
  * bench's settings.
  * @param {number} port
  * @param {string} dataDir
+ * @param {number} workers
  * @returns {NodeJS.ProcessEnv}
  */
-function serverEnv(port, dataDir) {
+function serverEnv(port, dataDir, workers) {
   /** @type {NodeJS.ProcessEnv} */
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (key.startsWith('GATEHOUSE_') || ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST'].includes(key)) continue;
     env[key] = value;
   }
-  return { ...env, PORT: String(port), HOST: '127.0.0.1', GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_LOG_LEVEL: 'warn' };
+  return {
+    ...env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GATEHOUSE_DATA_DIR: dataDir,
+    GATEHOUSE_LOG_LEVEL: 'warn',
+    GATEHOUSE_WORKERS: String(workers),
+  };
 }
 
 /**
  * @param {number} port
  * @param {string} dataDir
+ * @param {number} workers
  * @returns {Promise<Child>}
  */
-async function startOnce(port, dataDir) {
-  const child = startChild('Gatehouse', CLI, ['start'], serverEnv(port, dataDir));
+async function startOnce(port, dataDir, workers) {
+  const child = startChild(workers > 1 ? `Gatehouse (${workers} workers)` : 'Gatehouse', CLI, ['start'], serverEnv(port, dataDir, workers));
   await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
   return child;
 }
@@ -90,23 +111,48 @@ function raiseRateLimits(dataDir, buckets) {
  *  2. stop it (SIGTERM: it drains and closes the database cleanly);
  *  3. raise the tenant's limits for `buckets` in the database (there is no switch or environment variable
  *     for rate limits: they are tenant settings, see UNREACHABLE_LIMIT);
- *  4. start it again on the same data dir and port, so it reads the new settings from the start.
- * @param {{ rateLimitBuckets: string[] }} options
+ *  4. start it again on the same data dir and port, so it reads the new settings from the start, with
+ *     `workers` server processes.
+ * @param {{ rateLimitBuckets: string[], workers?: number }} options
  * @returns {Promise<Gatehouse>}
  */
-export async function startGatehouse({ rateLimitBuckets }) {
+export async function startGatehouse({ rateLimitBuckets, workers = 1 }) {
   if (!existsSync(CLI)) {
     throw new Error(`${CLI} is missing: build the server first (npm run build -w @gatehouse/server, or npm run bench)`);
   }
   const dataDir = makeTempDir('gatehouse-bench-');
   const port = await freePort();
 
-  const first = await startOnce(port, dataDir);
+  const first = await startOnce(port, dataDir, 1);
   const code = await stopChild(first);
   if (code !== 0) throw new Error(`Gatehouse did not stop cleanly after its first start (exit ${code}).\n${describeOutput(first)}`);
 
   raiseRateLimits(dataDir, rateLimitBuckets);
 
-  const child = await startOnce(port, dataDir);
-  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}` };
+  const child = await startOnce(port, dataDir, workers);
+  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}`, dataDir, workers };
+}
+
+/**
+ * Stops `gatehouse` and starts it again on the same data dir and port (the tenant's URLs, and so the token
+ * audience, name the port) with `workers` server processes. The raised rate limits are in the database, so
+ * they stay. With several workers, /healthz answers as soon as the first one listens; the others are up
+ * within the warm-up run that precedes every measurement.
+ * @param {Gatehouse} gatehouse
+ * @param {{ workers: number }} options
+ * @returns {Promise<Gatehouse>}
+ */
+export async function restartGatehouse(gatehouse, { workers }) {
+  const code = await stopChild(gatehouse.child);
+  if (code !== 0) throw new Error(`Gatehouse did not stop cleanly (exit ${code}).\n${describeOutput(gatehouse.child)}`);
+  const child = await startOnce(gatehouse.port, gatehouse.dataDir, workers);
+  return { ...gatehouse, child, workers };
+}
+
+/**
+ * @param {Gatehouse} gatehouse
+ * @returns {AdminCredentials}
+ */
+export function adminCredentials(gatehouse) {
+  return JSON.parse(readFileSync(path.join(gatehouse.dataDir, 'admin-credentials.json'), 'utf8'));
 }

@@ -1,31 +1,43 @@
 /**
  * The scenarios `npm run bench` runs, in order. To add one: a module next to this one that exports a
- * Scenario as default, and a line below.
+ * Scenario as default, and a line below. BENCH_SCENARIO=<name>[,<name>…] runs only the ones named.
  *
- * Every scenario is measured twice in the same run with the same autocannon settings: against Gatehouse,
- * and against its peer, a minimal server that answers the same path with the same body Gatehouse gave. The
- * report is the ratio of the two, which carries over between machines far better than either number.
+ * Every scenario measures Gatehouse and what it is compared with in the same run, with the same settings,
+ * and reports the ratio, which carries over between machines far better than either number.
+ *  - jwks: a GET whose peer is a minimal server answering the same bytes (see lib/same-body.js);
+ *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate.
  */
+import clientCredentials from './client-credentials.js';
 import jwks from './jwks.js';
+
+/** @import { Gatehouse } from '../lib/gatehouse.js' */
+/** @import { LoadSettings } from '../lib/load.js' */
+/** @import { Row } from '../lib/report.js' */
 
 /**
  * @typedef {object} Scenario
- * @property {string} name  short id, shown in the report
- * @property {string} path  the GET request path, the same on Gatehouse and on the peer
- * @property {(target: { host: string }) => Record<string, string>} headers
- *   request headers for a target; `host` is the Host that target expects (on Gatehouse, the one that selects
- *   the default tenant)
- * @property {Peer} peer
- * @property {string[]} rateLimitBuckets  the rate-limit buckets the path draws from: the bench raises their
- *   limits out of reach, so that it measures the endpoint and not the limiter's 429s
+ * @property {string} name  short id, shown in the report and matched by BENCH_SCENARIO
+ * @property {string[]} rateLimitBuckets  the rate-limit buckets its requests draw from: the bench raises their
+ *   limits out of reach before it starts Gatehouse, so that it measures the endpoint and not the limiter's 429s
+ * @property {(context: ScenarioContext) => Promise<ScenarioResult>} run
+ *   measures Gatehouse and its comparison targets, one after the other; child processes it starts are its own
+ *   to stop (lib/processes.js stops whatever is left on exit)
  */
 
 /**
- * @typedef {object} Peer
- * @property {string} label   how the report names it, e.g. "bare Fastify"
- * @property {string} script  absolute path of a Node script that serves GET PORT/BENCH_PEER_PATH with the
- *   JSON in BENCH_PEER_BODY_FILE on 127.0.0.1 (see peers/bare-fastify.js)
+ * @typedef {object} ScenarioContext
+ * @property {(workers: number) => Promise<Gatehouse>} gatehouse
+ *   Gatehouse running with that many server processes: the running one, or the same data dir and port
+ *   restarted with the new count
+ * @property {LoadSettings} settings
+ * @property {(message: string) => void} progress  a line on stderr
+ */
+
+/**
+ * @typedef {object} ScenarioResult
+ * @property {Row[]} rows       for the table
+ * @property {string[]} figures  the ratio lines under the table (and any notes on how to read them)
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks];
+export const scenarios = [jwks, clientCredentials];

@@ -4,14 +4,12 @@
  * key ring and the response schema; the peer returns the same document from a bare route.
  */
 import { fileURLToPath } from 'node:url';
+import { sameBodyScenario } from '../lib/same-body.js';
 
-/** @import { Scenario } from './index.js' */
-
-/** @type {Scenario} */
-export default {
+export default sameBodyScenario({
   name: 'jwks',
   path: '/.well-known/jwks.json',
   headers: ({ host }) => ({ host, accept: 'application/json' }),
   peer: { label: 'bare Fastify', script: fileURLToPath(new URL('../peers/bare-fastify.js', import.meta.url)) },
   rateLimitBuckets: ['jwks'],
-};
+});
