@@ -288,7 +288,7 @@ export default {
         `${String(sample.full.scope ?? '').split(' ').filter(Boolean).length} scopes; its token with all of them is ` +
         `${sample.full.token.length.toLocaleString('en-US')} bytes, the measured one ${narrowBytes} bytes ` +
         `(${PEER_LABEL}: ${peerToken.token.length} bytes, RS256 JWT for resource ${String(peerToken.payload.aud)}).`,
-      `${NAME}: raw RS256 signing is jose SignJWT + WebCrypto CryptoKey on Gatehouse's claims (${best.tokenBytes} bytes): ` +
+      `${NAME}: raw RS256 signing is node:crypto sign (KeyObject, thread pool) on Gatehouse's claims (${best.tokenBytes} bytes): ` +
         `${fmt(oneThread.signsPerSecond)} signs/s with ${settings.connections} in flight in 1 thread, ` +
         `${fmt(workers.signsPerSecond)} signs/s spread over ${cpus} worker_threads; the table shows the higher.`,
     ];

@@ -17,6 +17,7 @@ import type { App, Services } from './services.js';
 import { migrateToLatest, openStore, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
 import { ClientOrigins } from './tenancy/client-origins.js';
+import { ConfigCache } from './tenancy/config-cache.js';
 import { TenantResolver } from './tenancy/tenant-resolver.js';
 
 export interface Prepared {
@@ -78,6 +79,7 @@ export function createServices(config: Config, prepared: Prepared): Services {
     tenants: new TenantResolver(prepared.store.db),
     rateLimitStore: rateLimitStoreFor(config),
     clientOrigins: new ClientOrigins(prepared.store.db),
+    configCache: new ConfigCache(prepared.store.db),
   };
 }
 

@@ -8,6 +8,7 @@ import type { Sealer } from './crypto/sealing.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import type { Store } from './store/db.js';
 import type { ClientOrigins } from './tenancy/client-origins.js';
+import type { ConfigCache } from './tenancy/config-cache.js';
 import type { TenantResolver } from './tenancy/tenant-resolver.js';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -20,4 +21,5 @@ export interface Services {
   tenants: TenantResolver;
   rateLimitStore: RateLimitStore;
   clientOrigins: ClientOrigins;
+  configCache: ConfigCache;
 }

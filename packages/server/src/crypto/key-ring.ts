@@ -3,7 +3,8 @@
  * JWKS that verifiers fetch. Both are cached briefly in memory; rotation done by another process (the CLI,
  * another node) is picked up within KEY_CACHE_MS, which is safe because the next key was published long before.
  */
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { createPrivateKey, type JsonWebKey as NodeJsonWebKey, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import {
@@ -21,7 +22,10 @@ const KEY_CACHE_MS = 30_000;
 export interface SigningKey {
   kid: string;
   alg: string;
-  privateKey: CryptoKey;
+  /** A node:crypto KeyObject: signs on libuv's thread pool (crypto.sign with a callback), and jose accepts it too. */
+  privateKey: KeyObject;
+  /** `base64url(JSON header).`, encoded once per key since every token this key signs shares it. */
+  encodedHeader: string;
 }
 
 /** A published RSA public key, as it appears in the JWKS. */
@@ -110,6 +114,11 @@ export class KeyRing {
 
   async #importPrivate(row: SigningKeyRow): Promise<SigningKey> {
     const jwk = JSON.parse(this.sealer.unseal(row.private_key_sealed, sealContext(row.tenant_id, row.kid))) as JWK;
-    return { kid: row.kid, alg: row.alg, privateKey: (await importJWK(jwk, row.alg)) as CryptoKey };
+    return {
+      kid: row.kid,
+      alg: row.alg,
+      privateKey: createPrivateKey({ key: jwk as NodeJsonWebKey, format: 'jwk' }),
+      encodedHeader: `${Buffer.from(JSON.stringify({ alg: row.alg, kid: row.kid, typ: 'at+jwt' })).toString('base64url')}.`,
+    };
   }
 }

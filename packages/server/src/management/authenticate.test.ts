@@ -1,5 +1,5 @@
 /** Management API authentication: 401 for every bad token, 403 naming the scopes, 429 with its headers. */
-import { generateKeyPair, SignJWT } from 'jose';
+import { generateKeyPair, SignJWT, type KeyInput } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateTenant } from '../store/tenants.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
@@ -47,7 +47,7 @@ describe('Management API authentication', () => {
 
     const { tenant, managementAudience } = server.server.prepared.bootstrap!;
     const key = await server.server.prepared.keyRing.signingKey(tenant.id);
-    const sign = (claims: Record<string, unknown>, exp: string | number = '1h', signWith = key.privateKey) =>
+    const sign = (claims: Record<string, unknown>, exp: string | number = '1h', signWith: KeyInput = key.privateKey) =>
       new SignJWT({ scope: 'read:resource_servers', azp: server.admin.client_id, ...claims })
         .setProtectedHeader({ alg: 'RS256', kid: key.kid })
         .setIssuer((claims.iss as string) ?? tenant.issuer)

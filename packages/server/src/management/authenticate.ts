@@ -13,7 +13,6 @@ import { bearerToken, verifyAccessToken } from '../crypto/access-token.js';
 import { consumeRateLimit } from '../http/rate-limit/plugin.js';
 import { ProtocolError } from '../http/errors.js';
 import type { Services } from '../services.js';
-import { findClient } from '../store/clients.js';
 import { managementAudience } from '../tenancy/bootstrap.js';
 
 export interface ManagementPrincipal {
@@ -49,7 +48,7 @@ export function isCurrentUserScope(scope: string): boolean {
   return scope.endsWith(':current_user') || scope.includes(':current_user_');
 }
 
-export function createManagementAuthenticator(services: Pick<Services, 'keyRing' | 'store' | 'rateLimitStore'>) {
+export function createManagementAuthenticator(services: Pick<Services, 'keyRing' | 'configCache' | 'rateLimitStore'>) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw new Unauthorized('Missing authentication', 'missing_authentication');
@@ -65,7 +64,7 @@ export function createManagementAuthenticator(services: Pick<Services, 'keyRing'
     const subject = typeof payload.sub === 'string' ? payload.sub : '';
     const isUser = !subject.endsWith('@clients');
     const clientId = typeof payload.azp === 'string' ? payload.azp : isUser ? '' : subject.slice(0, -'@clients'.length);
-    if (!subject || !clientId || !(await findClient(services.store.db, tenant.id, clientId))) {
+    if (!subject || !clientId || !(await services.configCache.client(tenant.id, clientId))) {
       throw new Unauthorized('Client is not global');
     }
     const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);

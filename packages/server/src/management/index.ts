@@ -20,6 +20,14 @@ export async function registerManagementApi(app: App, services: Services): Promi
   await app.register(
     async (api) => {
       api.addHook('onRequest', createManagementAuthenticator(services));
+      // A successful write may change what token requests and CORS read: drop this tenant's cached copies
+      // before the response goes out, so the caller's next request sees its own change.
+      api.addHook('onSend', async (request, reply) => {
+        if (request.method !== 'GET' && reply.statusCode < 400 && request.tenant) {
+          services.configCache.invalidate(request.tenant.id);
+          services.clientOrigins.invalidate(request.tenant.id);
+        }
+      });
       registerResourceServers(api as App, services);
       registerConnections(api as App, services);
       registerUsers(api as App, services);

@@ -9,15 +9,21 @@ import type { ClientAuthenticator } from './types.js';
 
 const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
-export function secretsEqual(presented: string, stored: string): boolean {
-  return timingSafeEqual(digest(presented), digest(stored));
-}
+/**
+ * Digests of stored secrets, per client object: the config cache hands out one object per client for a few
+ * seconds, so each secret is unsealed once per cache period instead of on every request.
+ */
+const storedDigests = new WeakMap<object, Buffer>();
 
 function verifySecret(basic: boolean): ClientAuthenticator {
   return async ({ client, presented, services }) => {
     if (!client.client_secret_sealed || presented.secret === undefined) throw new InvalidClient(basic);
-    const stored = services.sealer.unseal(client.client_secret_sealed, clientSecretContext(client.client_id));
-    if (!secretsEqual(presented.secret, stored)) throw new InvalidClient(basic);
+    let stored = storedDigests.get(client);
+    if (!stored) {
+      stored = digest(services.sealer.unseal(client.client_secret_sealed, clientSecretContext(client.client_id)));
+      storedDigests.set(client, stored);
+    }
+    if (!timingSafeEqual(digest(presented.secret), stored)) throw new InvalidClient(basic);
   };
 }
 

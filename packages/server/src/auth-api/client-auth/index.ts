@@ -15,7 +15,7 @@
 import type { FastifyRequest } from 'fastify';
 import { InvalidRequest } from '../../http/errors.js';
 import type { Services } from '../../services.js';
-import { findClient, type Client } from '../../store/clients.js';
+import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
 import { InvalidClient } from '../errors.js';
 import { clientSecretBasic, clientSecretPost } from './client-secret.js';
@@ -116,12 +116,12 @@ export interface ClientAuthOptions {
 export async function authenticateClient(
   request: FastifyRequest,
   params: Record<string, unknown>,
-  services: Pick<Services, 'store' | 'sealer'>,
+  services: Pick<Services, 'store' | 'sealer' | 'configCache'>,
   options: ClientAuthOptions,
 ): Promise<Client> {
   const tenant = request.tenant;
   const presented = presentedCredentials(request, params, tenant);
-  const client = await findClient(services.store.db, tenant.id, presented.clientId);
+  const client = await services.configCache.client(tenant.id, presented.clientId);
   const basic = presented.method === 'client_secret_basic';
   if (!client) throw new InvalidClient(basic);
   const registered = registeredMethod(client);

@@ -3,10 +3,8 @@
  * (`audience`) it holds a client grant for. `scope` may narrow the granted scopes; asking for one that was not
  * granted is an error, never silently dropped.
  */
-import { signJwt } from '../../crypto/jwt.js';
+import { signAccessToken } from '../../crypto/jwt.js';
 import { InvalidRequest } from '../../http/errors.js';
-import { findClientGrant } from '../../store/client-grants.js';
-import { findResourceServerByIdentifier } from '../../store/resource-servers.js';
 import { authenticateClient } from '../client-auth/index.js';
 import { AccessDenied, InvalidScope, UnauthorizedClient } from '../errors.js';
 import type { GrantHandler } from './types.js';
@@ -20,9 +18,9 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
   const audience = (typeof params.audience === 'string' && params.audience) || tenant.settings.default_audience;
   if (!audience) throw new InvalidRequest('audience is required (no default audience is configured)');
 
-  const api = await findResourceServerByIdentifier(services.store.db, tenant.id, audience);
+  const api = await services.configCache.resourceServer(tenant.id, audience);
   if (!api) throw new AccessDenied(`Service not found: ${audience}`);
-  const grant = await findClientGrant(services.store.db, tenant.id, client.client_id, audience);
+  const grant = await services.configCache.clientGrant(tenant.id, client.client_id, audience);
   if (!grant) {
     throw new AccessDenied(`Client is not authorized to access "${audience}". You need to create a "client-grant" associated to this API.`);
   }
@@ -35,7 +33,7 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
     scopes = requested;
   }
 
-  const { token, expiresIn } = await signJwt(
+  const { token, expiresIn } = await signAccessToken(
     services.keyRing,
     tenant.id,
     {
@@ -47,7 +45,6 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
       gty: 'client-credentials',
     },
     api.token_lifetime,
-    'at+jwt',
   );
   return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') };
 };
