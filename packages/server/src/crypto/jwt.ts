@@ -3,7 +3,7 @@
  * per key. node:crypto's sign with a callback runs on libuv's thread pool, so the RSA work (the bulk of a token
  * request) uses every core while the event loop serves HTTP.
  */
-import { randomUUID, sign } from 'node:crypto';
+import { randomUUID, sign, type KeyObject } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { KeyRing } from './key-ring.js';
 
@@ -13,7 +13,7 @@ export interface IssuedToken {
   expiresIn: number;
 }
 
-function rsaSha256(input: string, key: import('node:crypto').KeyObject): Promise<Buffer> {
+function rsaSha256(input: string, key: KeyObject): Promise<Buffer> {
   return new Promise((resolve, reject) => sign('sha256', Buffer.from(input), key, (err, signature) => (err ? reject(err) : resolve(signature))));
 }
 
