@@ -173,6 +173,27 @@ describe('client authentication at the token endpoint', () => {
       await expectInvalidClient(await withAssertion('not.a.jwt'));
     });
 
+    it('refuses an assertion signed with a credential past its expires_at', async () => {
+      const pair = await generateKeyPair('RS256', { extractable: true });
+      const expired = await registerClient({
+        token_endpoint_auth_method: 'client_secret_post',
+        client_authentication_methods: {
+          private_key_jwt: {
+            credentials: [{ id: 'cred_x', credential_type: 'public_key', pem: await exportSPKI(pair.publicKey), expires_at: '2020-01-01T00:00:00Z' }],
+          },
+        },
+      });
+      const now = Math.floor(Date.now() / 1000);
+      const jwt = await new SignJWT({ jti: randomUUID() })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuer(expired)
+        .setSubject(expired)
+        .setAudience(server.issuer)
+        .setExpirationTime(now + 60)
+        .sign(pair.privateKey);
+      await expectInvalidClient(await withAssertion(jwt));
+    });
+
     it('refuses a secret from a client registered for private_key_jwt', async () => {
       await expectInvalidClient(await token({ client_id: clientId, client_secret: 'anything' }));
     });

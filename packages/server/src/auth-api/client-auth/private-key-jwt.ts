@@ -3,7 +3,8 @@
  *  - `client_assertion_type` is the jwt-bearer URN; `alg` is RS256, RS384 or PS256 and matches a credential;
  *  - `iss` = `sub` = client id; `aud` names the issuer or this endpoint; `exp` is required and at most
  *    MAX_LIFETIME_S ahead (and after `iat`, when sent);
- *  - `jti` is single use: recorded in the database, so a replay fails on any node and after a restart.
+ *  - `jti` is single use: recorded in the database, so a replay fails on any node and after a restart;
+ *  - a credential past its `expires_at` no longer counts.
  */
 import { createPublicKey, X509Certificate } from 'node:crypto';
 import { decodeProtectedHeader, importSPKI, importX509, jwtVerify, type CryptoKey } from 'jose';
@@ -47,8 +48,9 @@ export const privateKeyJwt: ClientAuthenticator = async ({ client, presented, te
   } catch {
     throw new InvalidClient();
   }
+  const now = Date.now();
   const credentials = (client.client_authentication_methods?.private_key_jwt?.credentials ?? []).filter(
-    (c) => (c.alg ?? 'RS256') === alg,
+    (c) => (c.alg ?? 'RS256') === alg && (c.expires_at === undefined || Date.parse(c.expires_at) > now),
   );
   if (!alg || !(ASSERTION_ALGS as readonly string[]).includes(alg) || credentials.length === 0) throw new InvalidClient();
 
@@ -67,9 +69,9 @@ export const privateKeyJwt: ClientAuthenticator = async ({ client, presented, te
     } catch {
       continue; // another registered key may match
     }
-    const now = Math.floor(Date.now() / 1000);
+    const nowSeconds = Math.floor(now / 1000);
     const exp = payload.exp!;
-    if (exp - now > MAX_LIFETIME_S + CLOCK_TOLERANCE_S) throw new InvalidClient();
+    if (exp - nowSeconds > MAX_LIFETIME_S + CLOCK_TOLERANCE_S) throw new InvalidClient();
     if (payload.iat !== undefined && exp - payload.iat > MAX_LIFETIME_S) throw new InvalidClient();
     if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) throw new InvalidClient();
     const fresh = await recordClientAssertion(services.store.db, {
