@@ -17,7 +17,10 @@ function rsaSha256(input: string, key: KeyObject): Promise<Buffer> {
   return new Promise((resolve, reject) => sign('sha256', Buffer.from(input), key, (err, signature) => (err ? reject(err) : resolve(signature))));
 }
 
-/** An access token (`typ: at+jwt`, RFC 9068) for `claims`, valid `lifetimeSeconds` from now. */
+/**
+ * An access token (`typ: at+jwt`, RFC 9068) for `claims`, valid `lifetimeSeconds` from now. Every access token
+ * Gatehouse issues comes from here: the token endpoint, and the in-process admin tokens of tenant as code (signClientToken).
+ */
 export async function signAccessToken(
   keyRing: KeyRing,
   tenantId: string,
@@ -30,4 +33,24 @@ export async function signAccessToken(
   const input = key.encodedHeader + payload;
   const signature = await rsaSha256(input, key.privateKey);
   return { token: `${input}.${signature.toString('base64url')}`, expiresIn: lifetimeSeconds };
+}
+
+/** A token for a machine client of the tenant and `audience`, as client_credentials would issue it. */
+export async function signClientToken(
+  keyRing: KeyRing,
+  tenant: { id: string; issuer: string },
+  clientId: string,
+  audience: string,
+  scopes: readonly string[],
+  lifetimeSeconds: number,
+): Promise<string> {
+  const claims = {
+    iss: tenant.issuer,
+    sub: `${clientId}@clients`,
+    aud: audience,
+    scope: scopes.join(' '),
+    azp: clientId,
+    gty: 'client-credentials',
+  };
+  return (await signAccessToken(keyRing, tenant.id, claims, lifetimeSeconds)).token;
 }

@@ -726,7 +726,6 @@ export function registerClients(api: App, services: Services): void {
       };
       checkFields({ ...input, app_type: appType, callbacks: client.callbacks, allowed_logout_urls: client.allowed_logout_urls }, client);
       await insertClient(db, client);
-      services.clientOrigins.invalidate(request.tenant.id);
       // The create response always carries the secret: it is the caller's one chance to read it.
       return reply.code(201).send(present(client, request.tenant.name, { keys: true, secret }));
     },
@@ -813,7 +812,6 @@ export function registerClients(api: App, services: Services): void {
         throw new OperationNotSupported('The admin client must stay confidential and keep the client_credentials grant type');
       }
       await replaceClient(db, next);
-      services.clientOrigins.invalidate(request.tenant.id);
       return present(next, request.tenant.name, view(next, hasScope(request, 'read:client_keys', 'update:client_keys'), secret));
     },
   });
@@ -827,7 +825,6 @@ export function registerClients(api: App, services: Services): void {
       if (client.is_system) throw new OperationNotSupported('The admin client (the Management API client made at first start) cannot be deleted');
       // Its client grants and connection links go in the same statement (ON DELETE CASCADE).
       if (!(await deleteClient(db, request.tenant.id, client.client_id))) throw new ClientNotFound();
-      services.clientOrigins.invalidate(request.tenant.id);
       return reply.code(204).send();
     },
   });
@@ -848,7 +845,6 @@ export function registerClients(api: App, services: Services): void {
       const { created_at: _created, updated_at: _updated, ...current } = client;
       const next: NewClient = { ...current, client_secret_sealed: seal(client.client_id, secret) };
       await replaceClient(db, next);
-      services.clientOrigins.invalidate(request.tenant.id);
       return present(next, request.tenant.name, { keys: true, secret });
     },
   });

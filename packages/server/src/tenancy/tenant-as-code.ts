@@ -12,8 +12,7 @@
  *    Management API audience of a grant) and replaced by the importing tenant's, so a file is portable.
  *  - Objects in the tenant but not in the file are left alone: an import adds and updates, it never deletes.
  */
-import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { signClientToken } from '../crypto/jwt.js';
 import type { App, Services } from '../services.js';
 import { listClients } from '../store/clients.js';
 import { listTenantDomains, type Tenant } from '../store/tenants.js';
@@ -104,15 +103,7 @@ export async function managementCaller(app: App, services: Pick<Services, 'store
   if (!admin) throw new TenantDocumentError(`tenant ${tenant.name} has no admin client`);
   const [host] = await listTenantDomains(services.store.db, tenant.id);
   if (!host) throw new TenantDocumentError(`tenant ${tenant.name} has no domain`);
-  const key = await services.keyRing.signingKey(tenant.id);
-  const token = await new SignJWT({ scope: MANAGEMENT_SCOPES.join(' '), azp: admin.client_id, gty: 'client-credentials', jti: randomUUID() })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid })
-    .setIssuer(tenant.issuer)
-    .setSubject(`${admin.client_id}@clients`)
-    .setAudience(managementAudience(tenant))
-    .setIssuedAt()
-    .setExpirationTime('10m')
-    .sign(key.privateKey);
+  const token = await signClientToken(services.keyRing, tenant, admin.client_id, managementAudience(tenant), MANAGEMENT_SCOPES, 600);
   return async (method, path, body) => {
     const res = await app.inject({
       method,

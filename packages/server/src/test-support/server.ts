@@ -5,8 +5,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SignJWT } from 'jose';
 import { loadConfig, type Config } from '../config.js';
+import { signClientToken } from '../crypto/jwt.js';
 import { MANAGEMENT_SCOPES } from '../management/scopes.js';
 import { startServer, type RunningServer, type StartOptions } from '../server.js';
 import type { App } from '../services.js';
@@ -78,19 +78,11 @@ async function boot(config: Config, options: TestServerOptions, cleanup: () => P
 }
 
 /**
- * A Management API access token for the admin client, signed with the tenant's current key, with every scope
- * (or those given). Until the token endpoint lands this mints it directly, exactly as the endpoint will.
+ * A Management API access token for the admin client with every scope (or those given), signed exactly as the
+ * token endpoint signs it. Minted directly so that tests can ask for any narrow set of scopes in one call;
+ * the compat suites get theirs from the real token endpoint.
  */
 export async function managementToken(test: TestServer, scopes: readonly string[] = MANAGEMENT_SCOPES): Promise<string> {
   const { tenant, managementAudience } = test.server.prepared.bootstrap!;
-  const key = await test.server.prepared.keyRing.signingKey(tenant.id);
-  return new SignJWT({ scope: scopes.join(' '), azp: test.admin.client_id, gty: 'client-credentials' })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setIssuer(tenant.issuer)
-    .setSubject(`${test.admin.client_id}@clients`)
-    .setAudience(managementAudience)
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .setJti(crypto.randomUUID())
-    .sign(key.privateKey);
+  return signClientToken(test.server.prepared.keyRing, tenant, test.admin.client_id, managementAudience, scopes, 3600);
 }
