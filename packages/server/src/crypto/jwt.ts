@@ -30,7 +30,7 @@ export async function signAccessToken(
   const key = await keyRing.signingKey(tenantId);
   const now = Math.floor(Date.now() / 1000);
   const payload = Buffer.from(JSON.stringify({ jti: randomUUID(), ...claims, iat: now, exp: now + lifetimeSeconds })).toString('base64url');
-  const input = key.encodedHeader + payload;
+  const input = key.accessTokenHeader + payload;
   const signature = await rsaSha256(input, key.privateKey);
   return { token: `${input}.${signature.toString('base64url')}`, expiresIn: lifetimeSeconds };
 }

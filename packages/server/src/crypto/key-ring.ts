@@ -24,8 +24,8 @@ export interface SigningKey {
   alg: string;
   /** A node:crypto KeyObject: signs on libuv's thread pool (crypto.sign with a callback), and jose accepts it too. */
   privateKey: KeyObject;
-  /** `base64url(JSON header).`, encoded once per key since every token this key signs shares it. */
-  encodedHeader: string;
+  /** `base64url({alg, kid, typ: "at+jwt"}).`: encoded once per key, as every access token it signs shares it. */
+  accessTokenHeader: string;
 }
 
 /** A published RSA public key, as it appears in the JWKS. */
@@ -118,7 +118,7 @@ export class KeyRing {
       kid: row.kid,
       alg: row.alg,
       privateKey: createPrivateKey({ key: jwk as NodeJsonWebKey, format: 'jwk' }),
-      encodedHeader: `${Buffer.from(JSON.stringify({ alg: row.alg, kid: row.kid, typ: 'at+jwt' })).toString('base64url')}.`,
+      accessTokenHeader: `${Buffer.from(JSON.stringify({ alg: row.alg, kid: row.kid, typ: 'at+jwt' })).toString('base64url')}.`,
     };
   }
 }
