@@ -22,6 +22,12 @@ export interface Config {
   tls: { certFile: string; keyFile: string } | undefined;
   workers: number;
   logLevel: string;
+  /** `smtp://` or `smtps://` URL (credentials inside); unset means the dev mailbox keeps every email. Never logged. */
+  smtpUrl: string | undefined;
+  /** The From header of every email, e.g. `Gatehouse <no-reply@id.example.com>`. */
+  emailFrom: string;
+  /** Whether GET /dev/mailbox shows the kept emails (only ever without SMTP). */
+  devMailbox: boolean;
 }
 
 export class ConfigError extends Error {
@@ -43,6 +49,9 @@ const KEYS = [
   'GATEHOUSE_TLS_KEY',
   'GATEHOUSE_WORKERS',
   'GATEHOUSE_LOG_LEVEL',
+  'GATEHOUSE_SMTP_URL',
+  'GATEHOUSE_EMAIL_FROM',
+  'GATEHOUSE_DEV_MAILBOX',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -132,6 +141,46 @@ export function decodeMasterKey(raw: string): Buffer | undefined {
   return undefined;
 }
 
+/** Checks an SMTP URL without ever echoing it: it carries the mail server's password. */
+function smtpUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('GATEHOUSE_SMTP_URL: expected smtp://user:password@host:587 or smtps://user:password@host:465');
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+    throw new ConfigError('GATEHOUSE_SMTP_URL: the scheme must be smtp (STARTTLS when offered) or smtps (TLS from the start), with a host');
+  }
+  return raw;
+}
+
+function emailFrom(raw: string | undefined, publicUrlValue: string): string {
+  if (raw === undefined || raw === '') return `Gatehouse <no-reply@${new URL(publicUrlValue).hostname}>`;
+  // A bare address or `Name <address>`; line breaks would let the value inject headers.
+  if (/[\r\n]/.test(raw) || !/^(?:[^<>@]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(raw.trim())) {
+    throw new ConfigError(`GATEHOUSE_EMAIL_FROM=${raw}: expected an address such as no-reply@id.example.com or "Gatehouse <no-reply@id.example.com>"`);
+  }
+  return raw.trim();
+}
+
+/**
+ * The dev mailbox page shows reset and verification links to anyone who can reach it, so it is on by default
+ * only for a loopback public URL (a newcomer's `npm start`) and never when SMTP delivers the mail.
+ */
+function devMailbox(raw: string | undefined, smtp: string | undefined, publicUrlValue: string): boolean {
+  if (raw !== undefined && !['0', '1', 'true', 'false'].includes(raw)) {
+    throw new ConfigError(`GATEHOUSE_DEV_MAILBOX=${raw}: expected 1 or 0`);
+  }
+  const wanted = raw === '1' || raw === 'true';
+  if (wanted && smtp) throw new ConfigError('GATEHOUSE_DEV_MAILBOX=1 cannot be combined with GATEHOUSE_SMTP_URL: mail goes to the SMTP server');
+  if (smtp || raw === '0' || raw === 'false') return false;
+  if (wanted) return true;
+  const host = new URL(publicUrlValue).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 /**
  * Reads and validates the configuration.
  * @param env the environment (process.env in production; a plain object in tests)
@@ -178,10 +227,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError('REDIS_URL: expected redis://… or rediss://…');
   }
 
+  const resolvedPublicUrl = overrides.publicUrl ?? publicUrl(raw('GATEHOUSE_PUBLIC_URL') ?? `${scheme}://localhost:${port}`);
+  const smtp = overrides.smtpUrl ?? smtpUrl(raw('GATEHOUSE_SMTP_URL'));
+
   return {
     port,
     host,
-    publicUrl: overrides.publicUrl ?? publicUrl(raw('GATEHOUSE_PUBLIC_URL') ?? `${scheme}://localhost:${port}`),
+    publicUrl: resolvedPublicUrl,
     dataDir,
     databaseUrl: overrides.databaseUrl ?? databaseUrl(raw('DATABASE_URL'), dataDir),
     redisUrl: overrides.redisUrl ?? redisUrl,
@@ -191,5 +243,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     tls,
     workers: overrides.workers ?? integer('GATEHOUSE_WORKERS', raw('GATEHOUSE_WORKERS') ?? '1', 1, 64),
     logLevel,
+    smtpUrl: smtp,
+    emailFrom: overrides.emailFrom ?? emailFrom(raw('GATEHOUSE_EMAIL_FROM'), resolvedPublicUrl),
+    devMailbox: overrides.devMailbox ?? devMailbox(raw('GATEHOUSE_DEV_MAILBOX'), smtp, resolvedPublicUrl),
   };
 }

@@ -3,16 +3,22 @@
  * `startServer` does that and listens. With GATEHOUSE_WORKERS > 1 the CLI runs `prepare` once in the primary and
  * `startServer({ prepared: true })` in each worker (see cli.ts).
  */
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { KeyRing } from './crypto/key-ring.js';
 import { loadMasterKey } from './crypto/master-key.js';
+import { DeliveryWorker } from './events/worker.js';
 import { createSealer, type Sealer } from './crypto/sealing.js';
 import { createMemoryStore } from './http/rate-limit/memory-store.js';
 import { createRedisStore } from './http/rate-limit/redis-store.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import { loggerOptions } from './logging.js';
+import { AttackProtection } from './protection/attack-protection.js';
+import { createMemoryCounterStore } from './protection/memory-counter-store.js';
+import { createRedisCounterStore } from './protection/redis-counter-store.js';
+import { EmailQueue } from './messaging/mailer.js';
 import type { App, Services } from './services.js';
 import { migrateToLatest, openStore, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
@@ -80,6 +86,10 @@ export function createServices(config: Config, prepared: Prepared): Services {
     rateLimitStore: rateLimitStoreFor(config),
     clientOrigins: new ClientOrigins(prepared.store.db),
     configCache: new ConfigCache(prepared.store.db),
+    attackProtection: new AttackProtection(prepared.store.db, config.redisUrl ? createRedisCounterStore(config.redisUrl) : createMemoryCounterStore(), {
+      sealer: prepared.sealer,
+    }),
+    mailer: new EmailQueue(config, prepared.store, prepared.sealer),
   };
 }
 
@@ -94,9 +104,17 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await services.rateLimitStore.close();
+    await services.attackProtection.close();
     await prepared.store.close();
     throw err;
   }
+  // SQLite in one process has one claimer, so rows still leased at start were left by a process that died.
+  const deliveryWorker = new DeliveryWorker(prepared.store, prepared.sealer, app.log, {
+    releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker,
+  });
+  deliveryWorker.start();
+  const emailQueue = services.mailer instanceof EmailQueue ? services.mailer : undefined;
+  emailQueue?.start(app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const listenHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
@@ -110,7 +128,10 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close: () => {
       closing ??= (async () => {
         await app.close();
+        await deliveryWorker.stop();
+        await emailQueue?.stop();
         await services.rateLimitStore.close();
+        await services.attackProtection.close();
         await prepared.store.close();
       })();
       return closing;

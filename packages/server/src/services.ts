@@ -6,6 +6,8 @@ import type { Config } from './config.js';
 import type { KeyRing } from './crypto/key-ring.js';
 import type { Sealer } from './crypto/sealing.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
+import type { AttackProtection } from './protection/attack-protection.js';
+import type { Mailer } from './messaging/mailer.js';
 import type { Store } from './store/db.js';
 import type { ClientOrigins } from './tenancy/client-origins.js';
 import type { ConfigCache } from './tenancy/config-cache.js';
@@ -22,4 +24,8 @@ export interface Services {
   rateLimitStore: RateLimitStore;
   clientOrigins: ClientOrigins;
   configCache: ConfigCache;
+  /** Brute-force, suspicious-IP and breached-password checks of the sign-in flows (protection/). */
+  attackProtection: AttackProtection;
+  /** Email: queued, then sent over SMTP or kept in the dev mailbox (messaging/mailer.ts). */
+  mailer: Mailer;
 }

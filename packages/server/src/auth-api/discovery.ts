@@ -10,6 +10,7 @@ import type { Tenant } from '../store/tenants.js';
 import { ASSERTION_ALGS } from './client-auth/private-key-jwt.js';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from './client-auth/index.js';
 import { GRANTS } from './token/index.js';
+import { ID_TOKEN_CLAIMS } from './user-tokens/claims.js';
 import type { App } from '../services.js';
 
 const DiscoveryDocument = Type.Object(
@@ -18,10 +19,24 @@ const DiscoveryDocument = Type.Object(
     jwks_uri: Type.String({ format: 'uri' }),
     id_token_signing_alg_values_supported: Type.Array(Type.String()),
     subject_types_supported: Type.Array(Type.String()),
+    authorization_endpoint: Type.String({ format: 'uri' }),
+    response_types_supported: Type.Array(Type.String()),
+    response_modes_supported: Type.Array(Type.String()),
+    code_challenge_methods_supported: Type.Array(Type.String()),
+    scopes_supported: Type.Array(Type.String()),
+    prompt_values_supported: Type.Array(Type.String()),
+    authorization_response_iss_parameter_supported: Type.Boolean(),
+    request_parameter_supported: Type.Boolean(),
+    request_uri_parameter_supported: Type.Boolean(),
+    end_session_endpoint: Type.String({ format: 'uri' }),
     token_endpoint: Type.String({ format: 'uri' }),
     grant_types_supported: Type.Array(Type.String()),
     token_endpoint_auth_methods_supported: Type.Array(Type.String()),
     token_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
+    userinfo_endpoint: Type.String({ format: 'uri' }),
+    revocation_endpoint: Type.String({ format: 'uri' }),
+    revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
+    claims_supported: Type.Array(Type.String()),
   },
   { additionalProperties: true, description: 'Authorization server metadata' },
 );
@@ -33,11 +48,28 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     jwks_uri: `${tenant.baseUrl}/.well-known/jwks.json`,
     id_token_signing_alg_values_supported: [SIGNING_ALG],
     subject_types_supported: ['public'],
+    // Authorization endpoint (auth-api/authorize): response types and modes, PKCE S256 only, iss in responses.
+    authorization_endpoint: `${tenant.baseUrl}/authorize`,
+    response_types_supported: ['code', 'token', 'id_token', 'id_token token', 'code id_token', 'code token', 'code id_token token'],
+    response_modes_supported: ['query', 'fragment', 'form_post', 'web_message'],
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    authorization_response_iss_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    // RP-initiated logout (auth-api/logout.ts).
+    end_session_endpoint: `${tenant.baseUrl}/oidc/logout`,
     // Token endpoint: the grants and client authentication methods implemented.
     token_endpoint: `${tenant.baseUrl}/oauth/token`,
     grant_types_supported: Object.keys(GRANTS),
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
+    // User tokens: userinfo, revocation of refresh tokens, and the claims ID tokens and userinfo carry.
+    userinfo_endpoint: `${tenant.baseUrl}/userinfo`,
+    revocation_endpoint: `${tenant.baseUrl}/oauth/revoke`,
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    claims_supported: [...ID_TOKEN_CLAIMS],
   };
 }
 

@@ -31,3 +31,29 @@ export class InvalidScope extends ProtocolError {
     super(400, 'invalid_scope', description);
   }
 }
+
+/** /authorize: the response type is not one this server or this client supports (RFC 6749 §4.1.2.1). */
+export class UnsupportedResponseType extends ProtocolError {
+  constructor(description: string) {
+    super(400, 'unsupported_response_type', description);
+  }
+}
+
+/** Silent authentication (`prompt=none`) could not answer without showing a page (OIDC Core §3.1.2.6). */
+export class LoginRequired extends ProtocolError {
+  constructor(description = 'Login required') {
+    super(400, 'login_required', description);
+  }
+}
+
+export class ConsentRequired extends ProtocolError {
+  constructor(description = 'Consent required') {
+    super(400, 'consent_required', description);
+  }
+}
+
+export class InteractionRequired extends ProtocolError {
+  constructor(description = 'Interaction required') {
+    super(400, 'interaction_required', description);
+  }
+}

@@ -34,3 +34,16 @@ export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token:
   });
   return payload;
 }
+
+/**
+ * An ID token this tenant issued, used as a hint (OIDC RP-Initiated Logout §2): signature and issuer must hold,
+ * but an expired one is still a good hint of who is logging out and from which client.
+ */
+export async function verifyIdTokenHint(keyRing: KeyRing, tenant: Tenant, token: string): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(token, localKeys(await keyRing.jwks(tenant.id)), {
+    issuer: tenant.issuer,
+    algorithms: ['RS256'],
+    clockTolerance: 10 * 365 * 86_400,
+  });
+  return payload;
+}

@@ -13,7 +13,8 @@ export interface IssuedToken {
   expiresIn: number;
 }
 
-function rsaSha256(input: string, key: KeyObject): Promise<Buffer> {
+/** RS256 over `input`, on libuv's thread pool. */
+export function rsaSha256(input: string, key: KeyObject): Promise<Buffer> {
   return new Promise((resolve, reject) => sign('sha256', Buffer.from(input), key, (err, signature) => (err ? reject(err) : resolve(signature))));
 }
 

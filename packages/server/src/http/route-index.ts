@@ -22,8 +22,9 @@ export function createRouteIndex(app: FastifyInstance): RouteIndex {
     const methods = (Array.isArray(route.method) ? route.method : [route.method]) as HTTPMethod[];
     for (const method of methods) {
       if (!METHODS.includes(method) || router.hasRoute(method, route.url)) continue;
-      const config = route.config;
-      router.on(method, route.url, () => undefined, { config });
+      // The route's options object, read when asked: onRoute hooks of plugins registered later (the Management
+      // API's CORS policy) may still replace its config after this hook has run.
+      router.on(method, route.url, () => undefined, { route });
     }
   });
   const find = (method: HTTPMethod, path: string) => router.find(method, path.split('?')[0] ?? '/');
@@ -31,7 +32,7 @@ export function createRouteIndex(app: FastifyInstance): RouteIndex {
     allowedMethods: (path) => METHODS.filter((m) => find(m, path) !== null),
     configOf: (method, path) => {
       const found = find(method.toUpperCase() as HTTPMethod, path);
-      return (found?.store as { config?: FastifyContextConfig } | undefined)?.config;
+      return (found?.store as { route?: { config?: FastifyContextConfig } } | undefined)?.route?.config;
     },
   };
 }

@@ -14,7 +14,11 @@ const DEFAULTS: Record<string, string> = {
 
 export function registerSecurityHeaders(app: FastifyInstance, options: { https: boolean }): void {
   app.addHook('onSend', async (request, reply) => {
+    // A page that lists its framing origins in CSP frame-ancestors (web_message) must not get X-Frame-Options,
+    // which cannot name origins and would forbid what the CSP allows.
+    const framable = !String(reply.getHeader('content-security-policy') ?? "frame-ancestors 'none'").includes("frame-ancestors 'none'");
     for (const [name, value] of Object.entries(DEFAULTS)) {
+      if (name === 'x-frame-options' && framable) continue;
       if (!reply.hasHeader(name)) reply.header(name, value);
     }
     if (options.https && !reply.hasHeader('strict-transport-security')) {

@@ -167,6 +167,43 @@ export interface UserBlocksTable {
   expires_at: number;
 }
 
+export interface SsoSessionsTable {
+  id: string;
+  tenant_id: string;
+  token_hash: string;
+  user_id: string;
+  authenticated_at: number;
+  last_active_at: number;
+  idle_expires_at: number;
+  expires_at: number;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: number;
+}
+
+export interface LoginTransactionsTable {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  /** JSON: AuthorizationRequest. */
+  request: string;
+  browser_hash: string;
+  csrf_token: string;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface UserConsentsTable {
+  tenant_id: string;
+  user_id: string;
+  client_id: string;
+  audience: string;
+  /** JSON array. */
+  scopes: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   tenants: TenantsTable;
   tenant_domains: TenantDomainsTable;
@@ -182,4 +219,300 @@ export interface Database {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   user_blocks: UserBlocksTable;
+  sso_sessions: SsoSessionsTable;
+  login_transactions: LoginTransactionsTable;
+  user_consents: UserConsentsTable;
+  organizations: OrganizationsTable;
+  organization_members: OrganizationMembersTable;
+  organization_member_roles: OrganizationMemberRolesTable;
+  organization_connections: OrganizationConnectionsTable;
+  groups: GroupsTable;
+  group_members: GroupMembersTable;
+  group_roles: GroupRolesTable;
+  organization_group_roles: OrganizationGroupRolesTable;
+}
+
+// --- event streams (0006) ----------------------------------------------------------------------------------
+
+export type EventStreamStatus = 'enabled' | 'disabled';
+
+export interface EventStreamsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  status: EventStreamStatus;
+  /** JSON array of event type names. */
+  subscriptions: string;
+  destination_type: string;
+  /** JSON: the destination configuration without its secret (webhook_endpoint, webhook_authorization). */
+  destination: string;
+  /** The bearer token, basic password or custom header value, sealed; null when the method has none. */
+  credential_sealed: string | null;
+  /** The Standard Webhooks signing secret (`whsec_…`), sealed. */
+  signing_secret_sealed: string;
+  /** Final delivery failures since the last success; the stream is disabled at 500. */
+  consecutive_failures: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EventsTable {
+  id: string;
+  tenant_id: string;
+  type: string;
+  /** JSON: the CloudEvent `data` ({ object, previous_object?, context? }). */
+  data: string;
+  created_at: number;
+}
+
+/** `pending` until delivered or out of attempts; only `failed` rows are listed as delivery records. */
+export type EventDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface EventDeliveriesTable {
+  stream_id: string;
+  event_id: string;
+  tenant_id: string;
+  event_type: string;
+  status: EventDeliveryStatus;
+  /** Attempts made in the current round (a redelivery starts a new round). */
+  attempt_count: number;
+  /** When a pending row is due; a claim pushes it one lease ahead, so a crashed claimer's rows come back. */
+  next_attempt_at: number;
+  /** Who holds the current claim; the result of an attempt is written only under the same lease. */
+  lease_id: string | null;
+  /** 1 when redelivery was asked for: delivered even while the stream is disabled. */
+  redelivery: number;
+  /** JSON array of failed attempts: { timestamp (ms), error_message, duration (ms) }. */
+  attempts: string;
+  /** When the event was raised. */
+  created_at: number;
+  /** When it was delivered or finally failed. */
+  completed_at: number | null;
+}
+
+// Declaration merging keeps this addition in one block of its own.
+export interface Database {
+  event_streams: EventStreamsTable;
+  events: EventsTable;
+  event_deliveries: EventDeliveriesTable;
+}
+
+export interface OrganizationsTable {
+  /** `org_` + 16 alphanumerics. */
+  id: string;
+  tenant_id: string;
+  /** Unique in the tenant. */
+  name: string;
+  display_name: string | null;
+  /** JSON: OrganizationBranding, or null. */
+  branding: string | null;
+  /** JSON: string values. */
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrganizationMembersTable {
+  organization_id: string;
+  user_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+export interface OrganizationMemberRolesTable {
+  organization_id: string;
+  user_id: string;
+  role_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+export interface OrganizationConnectionsTable {
+  organization_id: string;
+  connection_id: string;
+  tenant_id: string;
+  assign_membership_on_login: number;
+  show_as_button: number;
+  is_signup_enabled: number;
+  is_enabled: number;
+  organization_access_level: string | null;
+  organization_connection_name: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GroupsTable {
+  /** `grp_` + 22 base58 characters. */
+  id: string;
+  tenant_id: string;
+  name: string;
+  external_id: string | null;
+  type: 'tenant' | 'connection' | 'organization';
+  connection_id: string | null;
+  organization_id: string | null;
+  /** The owner's id (connection or organization), '' for a tenant group: names are unique within it. */
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GroupMembersTable {
+  group_id: string;
+  user_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+export interface GroupRolesTable {
+  group_id: string;
+  role_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+export interface OrganizationGroupRolesTable {
+  organization_id: string;
+  group_id: string;
+  role_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+// --- user tokens (0005) ------------------------------------------------------------------------------------
+
+export interface AuthorizationCodesTable {
+  /** SHA-256 (hex) of the code; the code itself is never stored. */
+  code_hash: string;
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  /** S256 PKCE challenge, or null when none was sent. */
+  code_challenge: string | null;
+  /** JSON: StoredAuthorization (scopes, audience, nonce, auth_time, session_id). */
+  authorization: string;
+  created_at: number;
+  expires_at: number;
+  redeemed_at: number | null;
+  access_token_jti: string | null;
+  access_token_expires_at: number | null;
+  refresh_token_family: string | null;
+  replayed_at: number | null;
+}
+
+export interface RefreshTokensTable {
+  id: string;
+  /** SHA-256 (hex) of the token. */
+  token_hash: string;
+  tenant_id: string;
+  family_id: string;
+  parent_id: string | null;
+  client_id: string;
+  user_id: string;
+  audience: string | null;
+  /** JSON array of scope names. */
+  scopes: string;
+  session_id: string | null;
+  authenticated_at: number;
+  rotating: number;
+  created_at: number;
+  last_used_at: number | null;
+  rotated_at: number | null;
+  revoked_at: number | null;
+  expires_at: number | null;
+  idle_expires_at: number | null;
+}
+
+export interface RevokedAccessTokensTable {
+  tenant_id: string;
+  jti: string;
+  expires_at: number;
+}
+
+export interface Database {
+  authorization_codes: AuthorizationCodesTable;
+  refresh_tokens: RefreshTokensTable;
+  revoked_access_tokens: RevokedAccessTokensTable;
+}
+
+// --- passwordless (0010) -----------------------------------------------------------------------------------
+
+export interface PasswordlessCodesTable {
+  id: string;
+  tenant_id: string;
+  connection_id: string;
+  client_id: string;
+  identifier: string;
+  code_hash: string | null;
+  link_token_hash: string | null;
+  /** JSON: the start request's authParams. */
+  auth_params: string;
+  attempts: number;
+  verified_at: number | null;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface Database {
+  passwordless_codes: PasswordlessCodesTable;
+}
+
+// --- messaging (0008) --------------------------------------------------------------------------------------
+
+export type EmailStatus = 'pending' | 'sent' | 'failed' | 'kept';
+
+export interface EmailOutboxTable {
+  id: string;
+  tenant_id: string;
+  recipient: string;
+  subject: string;
+  /** Sealed JSON `{text, html}`; null once sent or given up. */
+  body_sealed: string | null;
+  status: EmailStatus;
+  attempt_count: number;
+  next_attempt_at: number;
+  lease_id: string | null;
+  last_error: string | null;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export type UserTicketPurpose = 'password_reset' | 'email_verification';
+
+export interface UserTicketsTable {
+  /** SHA-256 (hex) of the ticket. */
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  purpose: UserTicketPurpose;
+  email: string;
+  client_id: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface Database {
+  email_outbox: EmailOutboxTable;
+  user_tickets: UserTicketsTable;
+}
+
+// --- cross-origin authentication (0009) --------------------------------------------------------------------
+
+export interface CrossOriginTicketsTable {
+  /** The public co_id. */
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  ticket_hash: string;
+  verifier_hash: string;
+  browser_hash: string;
+  transaction_id: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface Database {
+  cross_origin_tickets: CrossOriginTicketsTable;
 }

@@ -1,6 +1,7 @@
 /** Tenants and the host names that select them. */
 import type { Kysely } from 'kysely';
 import type { Database, TenantsTable } from './schema.js';
+import type { AttackProtectionSettings } from '../protection/settings.js';
 
 /** Per-tenant overrides of one rate-limit bucket (see http/rate-limit/buckets.ts). */
 export interface RateLimitSetting {
@@ -25,6 +26,13 @@ export interface TenantSettings {
   custom_domain_api_key_sha256?: string;
   /** The audience used when a token request names none. */
   default_audience?: string;
+  /** SSO session lifetimes in hours (Auth0's names): absolute, and since the last activity. */
+  session_lifetime?: number;
+  idle_session_lifetime?: number;
+  /** The database connection the `password` grant and the hosted login page use when none is named. */
+  default_directory?: string;
+  /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
+  attack_protection?: AttackProtectionSettings;
 }
 
 export interface Tenant {

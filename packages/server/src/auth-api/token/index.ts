@@ -6,12 +6,22 @@ import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest } from '../../http/errors.js';
 import type { App, Services } from '../../services.js';
 import { UnsupportedGrantType } from '../errors.js';
+import { authorizationCode } from './authorization-code.js';
 import { clientCredentials } from './client-credentials.js';
+import { password } from './password.js';
+import { PASSWORD_REALM_GRANT, passwordRealm } from './password-realm.js';
+import { PASSWORDLESS_OTP_GRANT, passwordlessOtp } from './passwordless-otp.js';
+import { refreshToken } from './refresh-token.js';
 import type { GrantHandler } from './types.js';
 
 /** Grant types this server implements; each later grant adds one line. */
 export const GRANTS: Record<string, GrantHandler> = {
   client_credentials: clientCredentials,
+  authorization_code: authorizationCode,
+  refresh_token: refreshToken,
+  password,
+  [PASSWORD_REALM_GRANT]: passwordRealm,
+  [PASSWORDLESS_OTP_GRANT]: passwordlessOtp,
 };
 
 const TokenRequest = Type.Object(
@@ -23,6 +33,14 @@ const TokenRequest = Type.Object(
     client_assertion_type: Type.Optional(Type.String({ maxLength: 200 })),
     audience: Type.Optional(Type.String({ maxLength: 600 })),
     scope: Type.Optional(Type.String({ maxLength: 10_000 })),
+    code: Type.Optional(Type.String({ maxLength: 200 })),
+    redirect_uri: Type.Optional(Type.String({ maxLength: 2000 })),
+    code_verifier: Type.Optional(Type.String({ maxLength: 200 })),
+    refresh_token: Type.Optional(Type.String({ maxLength: 200 })),
+    username: Type.Optional(Type.String({ maxLength: 500 })),
+    password: Type.Optional(Type.String({ maxLength: 1000 })),
+    realm: Type.Optional(Type.String({ maxLength: 200 })),
+    otp: Type.Optional(Type.String({ maxLength: 100 })),
   },
   // OAuth: unknown parameters are ignored (RFC 6749 §3.2).
   { additionalProperties: true },

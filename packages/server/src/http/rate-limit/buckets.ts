@@ -15,6 +15,16 @@ export const DEFAULT_LIMITS = {
   token: { capacity: 200, perSecond: 100 },
   /** Every /api/v2 operation, per calling client, counted after authentication. */
   management: { capacity: 100, perSecond: 50 },
+  /** GET/POST /userinfo, per client IP; generous, since relying parties call it on every page load. */
+  userinfo: { capacity: 500, perSecond: 250 },
+  /** GET/POST /authorize and its resume step, per client IP. */
+  authorize: { capacity: 300, perSecond: 100 },
+  /** Form posts of the hosted pages (log in, sign up, consent), per client IP: each may cost a password hash. */
+  login: { capacity: 60, perSecond: 20 },
+  /** POST /passwordless/start and /verify, per client IP: each start sends an email or a paid SMS (C.7: 50/hour). */
+  passwordless: { capacity: 50, perSecond: 0.5 },
+  /** POST /dbconnections/signup and /change_password, per client IP: each may hash a password or send an email. */
+  dbconnections: { capacity: 30, perSecond: 1 },
 } as const satisfies Record<string, BucketLimit>;
 
 export type BucketName = keyof typeof DEFAULT_LIMITS;

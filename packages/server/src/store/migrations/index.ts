@@ -6,11 +6,25 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as foundation from './0001_foundation.js';
 import * as machineAccessAndUsers from './0002_machine_access_and_users.js';
 import * as clients from './0003_clients.js';
+import * as signIn from './0004_sign_in.js';
+import * as userTokens from './0005_user_tokens.js';
+import * as eventStreams from './0006_event_streams.js';
+import * as organizationsAndGroups from './0007_organizations_and_groups.js';
+import * as messaging from './0008_messaging.js';
+import * as crossOrigin from './0009_cross_origin.js';
+import * as passwordless from './0010_passwordless.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_machine_access_and_users': machineAccessAndUsers,
   '0003_clients': clients,
+  '0004_sign_in': signIn,
+  '0005_user_tokens': userTokens,
+  '0006_event_streams': eventStreams,
+  '0007_organizations_and_groups': organizationsAndGroups,
+  '0008_messaging': messaging,
+  '0009_cross_origin': crossOrigin,
+  '0010_passwordless': passwordless,
 };
 
 export const migrationProvider: MigrationProvider = {

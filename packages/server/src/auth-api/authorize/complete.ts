@@ -1,0 +1,134 @@
+/**
+ * Finishing an authorization request once the checks passed: use the SSO session if it satisfies the request
+ * (prompt, max_age, connection), else send the user to the hosted login (or answer `login_required` when
+ * `prompt=none`); ask third-party clients' users for consent; then issue the code and/or tokens and deliver
+ * them in the response mode. Called by /authorize and, after each hosted page, by /authorize/resume.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ProtocolError } from '../../http/errors.js';
+import { currentSession, type ActiveSession } from '../../login/session.js';
+import { createLoginTransaction, finishLoginTransaction, type LoginTransaction } from '../../login/transactions.js';
+import type { Services } from '../../services.js';
+import type { Client } from '../../store/clients.js';
+import { findConnectionByName } from '../../store/connections.js';
+import { consentedScopes } from '../../store/user-consents.js';
+import { ConsentRequired, LoginRequired } from '../errors.js';
+import type { UserAuthorization } from '../user-tokens/authorization.js';
+import { createAuthorizationCode } from '../user-tokens/authorization-code.js';
+import { issueUserTokens } from '../user-tokens/issue.js';
+import { resolveUserScopes } from '../user-tokens/scopes.js';
+import { returnsAccessToken, returnsCode, returnsIdToken, type AuthorizationRequest } from './request.js';
+import { sendAuthorizationResponse } from './respond.js';
+
+export const LOGIN_PATH = '/u/login';
+export const SIGNUP_PATH = '/u/signup';
+export const CONSENT_PATH = '/u/consent';
+export const RESUME_PATH = '/authorize/resume';
+
+/** Does the session answer this request without asking the user to log in again? */
+function sessionSatisfies(active: ActiveSession, request: AuthorizationRequest, connectionId: string | undefined, now: number): boolean {
+  if (request.prompt.includes('login')) return false;
+  if (request.maxAge !== undefined && now - active.session.authenticated_at > request.maxAge * 1000) return false;
+  if (connectionId !== undefined && active.user.connection_id !== connectionId) return false;
+  return true;
+}
+
+async function connectionIdOf(services: Services, tenantId: string, name: string | undefined): Promise<string | undefined> {
+  if (!name) return undefined;
+  return (await findConnectionByName(services.store.db, tenantId, name))?.id;
+}
+
+export interface Continuation {
+  client: Client;
+  request: AuthorizationRequest;
+  /** Present once the user has been on a hosted page. */
+  transaction?: LoginTransaction;
+  /** The response follows a form POST: redirect with 303. */
+  afterPost?: boolean;
+  /** A session this very request started (a login ticket): its cookie is not in the request yet. */
+  session?: ActiveSession;
+}
+
+export async function continueAuthorization(httpRequest: FastifyRequest, reply: FastifyReply, services: Services, continuation: Continuation): Promise<FastifyReply> {
+  const { client, request } = continuation;
+  const tenant = httpRequest.tenant;
+  try {
+    const now = Date.now();
+    const active = continuation.session ?? (await currentSession(httpRequest, services, now));
+    const connectionId = await connectionIdOf(services, tenant.id, request.connection);
+    if (!active || !sessionSatisfies(active, request, connectionId, now)) {
+      if (request.prompt.includes('none')) throw new LoginRequired();
+      const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
+      const page = request.screenHint === 'signup' ? SIGNUP_PATH : LOGIN_PATH;
+      return reply.redirect(`${page}?state=${transaction.id}`, continuation.afterPost ? 303 : 302);
+    }
+
+    const { scopes, audience } = await resolveUserScopes(services, { tenant, client, user: active.user, requestedScope: request.scope, audience: request.audience ?? null });
+    if (!client.is_first_party) {
+      const consented = await consentedScopes(services.store.db, tenant.id, active.user.user_id, client.client_id, audience ?? '');
+      const missing = scopes.filter((s) => !consented.includes(s));
+      if (missing.length > 0 || request.prompt.includes('consent')) {
+        if (request.prompt.includes('none')) throw new ConsentRequired();
+        const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
+        return reply.redirect(`${CONSENT_PATH}?state=${transaction.id}`, continuation.afterPost ? 303 : 302);
+      }
+    }
+
+    // A transaction completes once: a second resume (double submit, back button) does not issue twice.
+    if (continuation.transaction && !(await finishLoginTransaction(services, continuation.transaction))) throw new LoginRequired('This login was already completed');
+
+    const authorization: UserAuthorization = {
+      tenant,
+      client,
+      user: active.user,
+      scopes,
+      audience,
+      ...(request.nonce !== undefined ? { nonce: request.nonce } : {}),
+      authTime: Math.floor(active.session.authenticated_at / 1000),
+      sessionId: active.session.id,
+    };
+    const code = returnsCode(request)
+      ? await createAuthorizationCode(services, authorization, {
+          redirectUri: request.redirectUri,
+          ...(request.codeChallenge ? { codeChallenge: request.codeChallenge, codeChallengeMethod: 'S256' as const } : {}),
+        })
+      : undefined;
+    const wantAccess = returnsAccessToken(request);
+    const wantId = returnsIdToken(request);
+    const tokens =
+      wantAccess || wantId
+        ? await issueUserTokens(services, authorization, { accessToken: wantAccess, idToken: wantId, refreshToken: false, ...(code ? { code } : {}) })
+        : undefined;
+    return sendAuthorizationResponse(
+      reply,
+      tenant,
+      client,
+      request,
+      {
+        code,
+        access_token: tokens?.access_token,
+        token_type: tokens?.access_token ? 'Bearer' : undefined,
+        expires_in: tokens?.access_token ? tokens.expires_in : undefined,
+        scope: tokens?.access_token ? tokens.scope : undefined,
+        id_token: tokens?.id_token,
+      },
+      { afterPost: continuation.afterPost ?? false },
+    );
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    return sendAuthorizationError(reply, httpRequest, client, request, error, continuation.afterPost ?? false);
+  }
+}
+
+/** An error delivered to the client (the redirect URI is known to be registered by now). */
+export function sendAuthorizationError(
+  reply: FastifyReply,
+  httpRequest: FastifyRequest,
+  client: Client,
+  request: Pick<AuthorizationRequest, 'redirectUri' | 'responseMode' | 'state'>,
+  error: ProtocolError,
+  afterPost: boolean,
+): FastifyReply {
+  httpRequest.log.info({ error: error.code }, 'authorization request answered with an error');
+  return sendAuthorizationResponse(reply, httpRequest.tenant, client, request, { error: error.code, error_description: error.description }, { afterPost });
+}

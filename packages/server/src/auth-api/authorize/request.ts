@@ -1,0 +1,34 @@
+/**
+ * The authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1) as the checks leave it: every value single,
+ * typed and validated. It is what a login transaction stores while the user is on the hosted pages.
+ */
+export type ResponseMode = 'query' | 'fragment' | 'form_post' | 'web_message';
+export type Prompt = 'none' | 'login' | 'consent';
+
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  /** Space-separated, in a canonical order: `code`, `id_token`, `token`. */
+  responseType: string;
+  responseMode: ResponseMode;
+  /** As requested (space-separated); the scopes granted are resolved for the user at completion. */
+  scope: string;
+  audience?: string;
+  state?: string;
+  nonce?: string;
+  codeChallenge?: string;
+  codeChallengeMethod?: 'S256';
+  prompt: Prompt[];
+  /** Seconds. */
+  maxAge?: number;
+  loginHint?: string;
+  screenHint?: 'signup';
+  connection?: string;
+}
+
+/** The parameters as they arrived: one string per name (a repeated name is refused before this). */
+export type RawParameters = Record<string, string>;
+
+export const returnsCode = (r: Pick<AuthorizationRequest, 'responseType'>) => r.responseType.split(' ').includes('code');
+export const returnsIdToken = (r: Pick<AuthorizationRequest, 'responseType'>) => r.responseType.split(' ').includes('id_token');
+export const returnsAccessToken = (r: Pick<AuthorizationRequest, 'responseType'>) => r.responseType.split(' ').includes('token');

@@ -1,0 +1,101 @@
+/**
+ * Logout: GET /v2/logout (the reference's: `client_id`, `returnTo`, `federated`) and GET /oidc/logout (OIDC
+ * RP-Initiated Logout: `id_token_hint`, `client_id`, `post_logout_redirect_uri`, `state`). Both end the SSO
+ * session on the server and clear its cookie, then redirect only to a URL registered for logout — the named
+ * client's allowed logout URLs, or the tenant's when no client is named — and otherwise show a page. Never an
+ * open redirect.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { verifyIdTokenHint } from '../crypto/access-token.js';
+import { InvalidRequest, ProtocolError } from '../http/errors.js';
+import { sendErrorPage } from '../login/error-page.js';
+import { sendHostedPage } from '../login/hosted-page.js';
+import { renderMessagePage } from '../login/pages/message.js';
+import { endSession } from '../login/session.js';
+import type { App, Services } from '../services.js';
+import type { Client } from '../store/clients.js';
+
+export const LOGOUT_PATH = '/v2/logout';
+export const OIDC_LOGOUT_PATH = '/oidc/logout';
+
+function single(query: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (typeof v !== 'string') throw new InvalidRequest(`Parameter ${k.slice(0, 50)} must be sent once`);
+    if (v.length > 4000) throw new InvalidRequest(`Parameter ${k.slice(0, 50)} is too long`);
+    out[k] = v;
+  }
+  return out;
+}
+
+async function clientNamed(services: Services, request: FastifyRequest, clientId: string | undefined): Promise<Client | undefined> {
+  if (!clientId) return undefined;
+  const client = clientId.length <= 200 ? await services.configCache.client(request.tenant.id, clientId) : undefined;
+  if (!client) throw new InvalidRequest('Unknown client: the client_id does not name an application of this tenant', 'invalid_client');
+  return client;
+}
+
+function loggedOut(reply: FastifyReply, request: FastifyRequest): FastifyReply {
+  return sendHostedPage(reply, request.tenant, (context) => renderMessagePage(context, { title: 'You are logged out', message: 'You have been logged out. You can close this window.' }));
+}
+
+function withState(url: string, state: string | undefined): string {
+  if (state === undefined) return url;
+  return `${url}${url.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
+}
+
+export function registerLogout(app: App, services: Services): void {
+  const config = { rateLimit: { bucket: 'authorize' as const } };
+
+  app.get(LOGOUT_PATH, { config, schema: { hide: true } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    try {
+      const params = single(request.query);
+      const client = await clientNamed(services, request, params.client_id);
+      // The session ends whatever happens next: the user asked to log out.
+      await endSession(request, reply, services);
+      const allowed = client ? client.allowed_logout_urls : (request.tenant.settings.allowed_logout_urls ?? []);
+      const returnTo = params.returnTo;
+      if (returnTo === undefined || returnTo === '') {
+        const first = client ? allowed[0] : undefined;
+        return first ? reply.redirect(first, 302) : loggedOut(reply, request);
+      }
+      if (!allowed.includes(returnTo)) {
+        const where = client ? "the application's Allowed Logout URLs" : "the tenant's Allowed Logout URLs (no client_id was given)";
+        throw new InvalidRequest(`The returnTo URL is not in ${where}: ${returnTo.slice(0, 300)}`);
+      }
+      return reply.redirect(returnTo, 302);
+    } catch (error) {
+      if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
+      throw error;
+    }
+  });
+
+  app.get(OIDC_LOGOUT_PATH, { config, schema: { hide: true } }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    try {
+      const params = single(request.query);
+      let clientId = params.client_id;
+      if (params.id_token_hint) {
+        const claims = await verifyIdTokenHint(services.keyRing, request.tenant, params.id_token_hint).catch(() => {
+          throw new InvalidRequest('id_token_hint is not an ID token issued by this tenant');
+        });
+        const audience = typeof claims.aud === 'string' ? claims.aud : (claims.azp as string | undefined);
+        if (clientId && audience !== clientId) throw new InvalidRequest('client_id does not match the audience of id_token_hint');
+        clientId = audience;
+      }
+      const client = await clientNamed(services, request, clientId);
+      await endSession(request, reply, services);
+      const target = params.post_logout_redirect_uri;
+      if (target === undefined || target === '') return loggedOut(reply, request);
+      if (!client) throw new InvalidRequest('post_logout_redirect_uri needs id_token_hint or client_id to say which application it belongs to');
+      if (!client.allowed_logout_urls.includes(target)) {
+        throw new InvalidRequest(`post_logout_redirect_uri is not in the application's Allowed Logout URLs: ${target.slice(0, 300)}`);
+      }
+      return reply.redirect(withState(target, params.state), 302);
+    } catch (error) {
+      if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * GET and POST /userinfo (OIDC Core §5.3): the claims of the user an access token was issued for, as far as its
+ * scopes allow (`sub` always; `profile` and `email` claims by scope). The token must be this tenant's, for the
+ * `<issuer>userinfo` audience, unexpired and not revoked; its client must still exist, and its user must still
+ * exist and not be blocked. Otherwise 401 invalid_token with `WWW-Authenticate` (RFC 6750 §3).
+ * One query per request: the user row and the revocation list are read together.
+ */
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { JWTPayload } from 'jose';
+import { bearerToken, verifyAccessToken } from '../crypto/access-token.js';
+import type { App, Services } from '../services.js';
+import { findAccessTokenSubject } from '../store/revoked-access-tokens.js';
+import type { Tenant } from '../store/tenants.js';
+import type { UserProfile } from '../store/users.js';
+import { userClaims } from './user-tokens/claims.js';
+import { InvalidToken } from './user-tokens/errors.js';
+import { userinfoAudience } from './user-tokens/scopes.js';
+
+const UserinfoResponse = Type.Object({
+  sub: Type.String(),
+  name: Type.Optional(Type.String()),
+  nickname: Type.Optional(Type.String()),
+  given_name: Type.Optional(Type.String()),
+  family_name: Type.Optional(Type.String()),
+  picture: Type.Optional(Type.String()),
+  updated_at: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  email_verified: Type.Optional(Type.Boolean()),
+});
+
+/**
+ * Access tokens verified lately, by tenant and token: relying parties call /userinfo with the same token again
+ * and again, and the RSA verification is most of this endpoint's cost. An entry lives no longer than the key
+ * ring's cache (so a revoked key stops working here as soon as there) and never past the token's `exp`.
+ * Everything that can change (revocation, the user, the client) is still checked on every request.
+ */
+const VERIFIED_TTL_MS = 30_000;
+const MAX_VERIFIED = 5_000;
+const verified = new Map<string, { payload: JWTPayload; until: number }>();
+
+async function verifiedPayload(services: Services, tenant: Tenant, token: string): Promise<JWTPayload> {
+  const key = `${tenant.id}\u0000${token}`;
+  const now = Date.now();
+  const hit = verified.get(key);
+  if (hit && hit.until > now) return hit.payload;
+  let payload: JWTPayload;
+  try {
+    payload = await verifyAccessToken(services.keyRing, tenant, token, userinfoAudience(tenant));
+  } catch {
+    verified.delete(key);
+    throw new InvalidToken();
+  }
+  if (verified.size >= MAX_VERIFIED) verified.clear();
+  verified.set(key, { payload, until: Math.min(now + VERIFIED_TTL_MS, (payload.exp ?? 0) * 1000) });
+  return payload;
+}
+
+async function userinfo(services: Services, request: FastifyRequest): Promise<Static<typeof UserinfoResponse>> {
+  const token = bearerToken(request.headers.authorization);
+  if (!token) throw new InvalidToken('A bearer access token is required');
+  const tenant = request.tenant;
+  const payload = await verifiedPayload(services, tenant, token);
+  const { sub, jti, scope, azp } = payload;
+  if (typeof sub !== 'string' || typeof jti !== 'string' || typeof azp !== 'string') throw new InvalidToken();
+  // A deleted client's tokens die with it (the lookup is the in-memory config cache, not a query per request).
+  if (!(await services.configCache.client(tenant.id, azp))) throw new InvalidToken();
+  const subject = await findAccessTokenSubject(services.store.db, tenant.id, sub, jti);
+  if (!subject || subject.revoked || subject.blocked === 1 || subject.linked_to !== null) throw new InvalidToken();
+  const scopes = new Set(typeof scope === 'string' ? scope.split(' ') : []);
+  const user = {
+    ...subject,
+    email_verified: subject.email_verified === 1,
+    profile: JSON.parse(subject.profile) as UserProfile,
+  };
+  return { ...userClaims(user, scopes), sub };
+}
+
+export function registerUserinfo(app: App, services: Services): void {
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/userinfo',
+      schema: {
+        tags: ['authentication'],
+        summary: 'The claims of the user an access token was issued for',
+        response: { 200: UserinfoResponse },
+      },
+      config: {
+        rateLimit: { bucket: 'userinfo' },
+        cors: { kind: 'origins', credentials: false, isAllowed: (request, origin) => services.clientOrigins.allows(request.tenant.id, origin) },
+      },
+      handler: async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        return userinfo(services, request);
+      },
+    });
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * Database-connection users as the sign-in flows see them: authenticating an identifier and password (no
+ * enumeration: an unknown user costs the same time as a wrong password), and signing up. Shared by the hosted
+ * pages, the password grants and (#5) /dbconnections and /co/authenticate.
+ */
+import { randomHex } from '../crypto/ids.js';
+import { emitEvent, type EventContext } from '../events/outbox.js';
+import { userEventObject } from '../management/event-objects.js';
+import { hashPassword, verifyAgainstDecoy, verifyPassword } from '../crypto/passwords.js';
+import type { Services } from '../services.js';
+import { findConnectionByName, listConnections, listEnabledClientsByConnection, type Connection } from '../store/connections.js';
+import type { Tenant } from '../store/tenants.js';
+import { findPrimaryUser, findUserInConnection, insertUser, recordLogin, updateUsers, type User } from '../store/users.js';
+import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
+import { queueVerificationEmail } from '../messaging/account-emails.js';
+import { findTenantById } from '../store/tenants.js';
+import type { PasswordAttempt } from '../protection/attack-protection.js';
+
+export interface DatabaseOptions extends PasswordPolicyOptions {
+  requires_username?: boolean;
+  disable_signup?: boolean;
+  /** False: signups get no verification email (messaging/account-emails.ts). */
+  send_verification_email?: boolean;
+  validation?: { username?: { min?: number; max?: number } | null } | null;
+}
+
+export function databaseOptions(connection: Connection): DatabaseOptions {
+  return connection.options as DatabaseOptions;
+}
+
+/**
+ * The database connection a login for `client` uses: the one named, else the tenant's default directory when
+ * the client may use it, else the first database connection enabled for the client.
+ */
+export async function databaseConnectionFor(services: Services, tenant: Tenant, clientId: string, name?: string): Promise<Connection | undefined> {
+  const db = services.store.db;
+  const enabled = await listEnabledClientsByConnection(db, tenant.id);
+  const usable = (c: Connection | undefined): c is Connection => !!c && c.strategy === 'auth0' && (enabled.get(c.id) ?? []).includes(clientId);
+  if (name) {
+    const named = await findConnectionByName(db, tenant.id, name);
+    return usable(named) ? named : undefined;
+  }
+  const preferred = tenant.settings.default_directory ? await findConnectionByName(db, tenant.id, tenant.settings.default_directory) : undefined;
+  if (usable(preferred)) return preferred;
+  return (await listConnections(db, tenant.id)).find(usable);
+}
+
+/**
+ * The outcome of a password login. Attack protection (protection/, issue #5) adds the last two: an identifier
+ * locked by brute-force protection or an IP throttled as suspicious (`too_many_attempts`), and a password known
+ * from a breach (`password_leaked`). Every caller maps all of them to its own error shape.
+ */
+export type PasswordLogin =
+  | { outcome: 'ok'; user: User }
+  | { outcome: 'wrong_credentials' }
+  | { outcome: 'blocked' }
+  | { outcome: 'too_many_attempts'; reason: 'brute_force' | 'suspicious_ip' }
+  | { outcome: 'password_leaked' };
+
+/**
+ * Checks `identifier` (email, or username where the connection has them) and `password`. On success returns
+ * the primary user (a linked identity logs its primary in), records the login and upgrades a weak stored hash.
+ */
+export async function authenticateWithPassword(services: Services, connection: Connection, identifier: string, password: string, ip: string | null): Promise<PasswordLogin> {
+  const db = services.store.db;
+  const value = identifier.trim().toLowerCase();
+  const protection = services.attackProtection;
+  const attempt: PasswordAttempt = { connection, identifier: value, ip };
+  // Attack protection looks at the identifier and IP only, before any user is looked up: a blocked identifier is
+  // refused even with the right password, and known and unknown identifiers are refused alike and as fast.
+  const refusal = await protection.checkLogin(attempt);
+  if (refusal) return { outcome: 'too_many_attempts', reason: refusal };
+  const identity = value.includes('@')
+    ? await findUserInConnection(db, connection.id, { email: value })
+    : databaseOptions(connection).requires_username
+      ? await findUserInConnection(db, connection.id, { username: value })
+      : undefined;
+  if (!identity?.password_hash) {
+    await verifyAgainstDecoy(password);
+    // Unknown identifiers count like wrong passwords, so a block says nothing about whether the user exists.
+    await protection.loginFailed(attempt, null);
+    return { outcome: 'wrong_credentials' };
+  }
+  const verification = await verifyPassword(identity.password_hash, password);
+  if (!verification.valid) {
+    await protection.loginFailed(attempt, { userId: identity.linked_to ?? identity.user_id, email: identity.email });
+    return { outcome: 'wrong_credentials' };
+  }
+  const user = identity.linked_to ? await findPrimaryUser(db, connection.tenant_id, identity.linked_to) : identity;
+  if (!user) return { outcome: 'wrong_credentials' };
+  await protection.loginSucceeded(attempt);
+  if (user.blocked || identity.blocked) return { outcome: 'blocked' };
+  // Only a correct password is checked against the breach corpus: a wrong one tells nobody anything.
+  if (await protection.passwordLeaked(connection.tenant_id, password, 'login')) return { outcome: 'password_leaked' };
+  if (verification.needsRehash) await updateUsers(db, [{ ...identity, password_hash: await hashPassword(password) }]);
+  await recordLogin(db, connection.tenant_id, user.user_id, ip);
+  return { outcome: 'ok', user };
+}
+
+export type SignupResult =
+  | { outcome: 'ok'; user: User }
+  | { outcome: 'invalid'; message: string }
+  | { outcome: 'password_rejected'; message: string; policy: string; check: Extract<PasswordCheck, { ok: false }> }
+  | { outcome: 'exists'; by: 'email' | 'username' }
+  | { outcome: 'disabled' };
+
+/** Optional profile fields a signup may carry (/dbconnections/signup); the caller has checked their limits. */
+export interface SignupProfile {
+  given_name?: string | undefined;
+  family_name?: string | undefined;
+  name?: string | undefined;
+  nickname?: string | undefined;
+  picture?: string | undefined;
+  user_metadata?: Record<string, string> | undefined;
+}
+
+/** Which identifier of a new user is taken: the email wins when both are. */
+async function takenIdentifier(services: Services, connection: Connection, email: string, username: string | null): Promise<'email' | 'username' | undefined> {
+  const existing = await findUserInConnection(services.store.db, connection.id, { email, username });
+  if (!existing) return undefined;
+  return existing.email === email ? 'email' : 'username';
+}
+
+const USERNAME_CHARACTERS = /^[A-Za-z0-9_+\-.!#$'^`~@]+$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Creates a database user from a signup form (hosted page or /dbconnections/signup). */
+export async function signUpWithPassword(
+  services: Services,
+  connection: Connection,
+  input: { email: string; password: string; username?: string | undefined } & SignupProfile,
+  context: EventContext,
+  now = Date.now(),
+): Promise<SignupResult> {
+  const options = databaseOptions(connection);
+  if (options.disable_signup) return { outcome: 'disabled' };
+  const email = input.email.trim().toLowerCase();
+  if (!EMAIL.test(email) || email.length > 320) return { outcome: 'invalid', message: 'Enter a valid email address.' };
+  let username: string | null = null;
+  if (options.requires_username) {
+    const bounds = { min: 1, max: 15, ...options.validation?.username };
+    const candidate = (input.username ?? '').trim();
+    if ([...candidate].length < bounds.min || [...candidate].length > bounds.max || !USERNAME_CHARACTERS.test(candidate)) {
+      return { outcome: 'invalid', message: `Choose a username of ${bounds.min} to ${bounds.max} letters, digits or _ + - . characters.` };
+    }
+    username = candidate.toLowerCase();
+  }
+  const { user_metadata, ...names } = input;
+  const profile = Object.fromEntries(
+    (['given_name', 'family_name', 'name', 'nickname', 'picture'] as const).flatMap((key) => (names[key] !== undefined ? [[key, names[key]]] : [])),
+  );
+  const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
+  if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
+  const db = services.store.db;
+  const taken = await takenIdentifier(services, connection, email, username);
+  if (taken) return { outcome: 'exists', by: taken };
+  const tenant = await findTenantById(db, connection.tenant_id);
+  const user: User = {
+    user_id: `auth0|${randomHex(24)}`,
+    tenant_id: connection.tenant_id,
+    connection_id: connection.id,
+    email,
+    email_verified: false,
+    username,
+    phone_number: null,
+    phone_verified: false,
+    password_hash: await hashPassword(input.password),
+    blocked: false,
+    profile,
+    user_metadata: user_metadata ?? {},
+    app_metadata: {},
+    linked_to: null,
+    logins_count: 0,
+    last_login: null,
+    last_ip: null,
+    last_password_reset: null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    // The user and its user.created event commit together (outbox).
+    await db.transaction().execute(async (trx) => {
+      await insertUser(trx, user);
+      await emitEvent(trx, { tenantId: user.tenant_id, type: 'user.created', object: await userEventObject(trx, user), context: { ...context, connection_id: connection.id } });
+      // The verification email commits with the user (a connection may opt out with send_verification_email: false).
+      if (tenant && options.send_verification_email !== false) await queueVerificationEmail(trx, services, tenant, user, context.client_id);
+    });
+  } catch (error) {
+    // Two signups racing for one email: the unique index decides, the loser is told the user exists.
+    const raced = await takenIdentifier(services, connection, email, username);
+    if (raced) return { outcome: 'exists', by: raced };
+    throw error;
+  }
+  return { outcome: 'ok', user };
+}

@@ -1,0 +1,56 @@
+/**
+ * The hosted pages' static CSS and JS, served from 'self' under content-hashed names so they can be cached
+ * forever: a changed file gets a new URL. Tenant-independent, so served whatever the Host.
+ */
+import { createHash } from 'node:crypto';
+import { Type } from '@fastify/type-provider-typebox';
+import { NotFound } from '../http/errors.js';
+import type { App } from '../services.js';
+import { CROSS_ORIGIN_VERIFICATION_SCRIPT, FORM_POST_SCRIPT, WEB_MESSAGE_SCRIPT } from './pages/scripts.js';
+import { STYLESHEET } from './pages/styles.js';
+
+interface Asset {
+  url: string;
+  body: string;
+  type: string;
+}
+
+const ASSET_PREFIX = '/login/assets/';
+
+function asset(name: string, ext: 'css' | 'js', body: string): Asset {
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 16);
+  const type = ext === 'css' ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
+  return { url: `${ASSET_PREFIX}${name}.${hash}.${ext}`, body, type };
+}
+
+const ASSETS = {
+  stylesheet: asset('login', 'css', STYLESHEET),
+  formPost: asset('form-post', 'js', FORM_POST_SCRIPT),
+  webMessage: asset('web-message', 'js', WEB_MESSAGE_SCRIPT),
+  crossOriginVerification: asset('cross-origin-verification', 'js', CROSS_ORIGIN_VERIFICATION_SCRIPT),
+};
+
+export const ASSET_URLS: { stylesheet: string; formPost: string; webMessage: string; crossOriginVerification: string } = {
+  stylesheet: ASSETS.stylesheet.url,
+  formPost: ASSETS.formPost.url,
+  webMessage: ASSETS.webMessage.url,
+  crossOriginVerification: ASSETS.crossOriginVerification.url,
+};
+
+const BY_FILE = new Map(Object.values(ASSETS).map((entry) => [entry.url.slice(ASSET_PREFIX.length), entry]));
+
+export function registerLoginAssets(app: App): void {
+  app.get(
+    `${ASSET_PREFIX}:file`,
+    {
+      schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) },
+      config: { tenantless: true },
+    },
+    (request, reply) => {
+      const entry = BY_FILE.get(request.params.file);
+      // Old hashes are not kept: a page always links the current one.
+      if (!entry) throw new NotFound('No such asset');
+      return reply.type(entry.type).header('cache-control', 'public, max-age=31536000, immutable').send(entry.body);
+    },
+  );
+}

@@ -1,0 +1,69 @@
+/**
+ * GET /u/email-verification?ticket=…: the link in a verification email. Marks the address verified when the
+ * ticket is unspent, unexpired, and the user still has the address it was sent to; a hosted message page says
+ * what happened either way. A GET changes state here on purpose: the link must work with one click, and the
+ * only effect is the one the link's recipient is asked for.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { eventContextFrom } from '../events/context.js';
+import { emitEvent } from '../events/outbox.js';
+import { userEventObject } from '../management/event-objects.js';
+import { VERIFY_EMAIL_PATH } from '../messaging/account-emails.js';
+import { findTicket, spendTicket, usable } from '../messaging/tickets.js';
+import type { App, Services } from '../services.js';
+import { findUser, updateUsers, type User } from '../store/users.js';
+import { sendHostedPage } from './hosted-page.js';
+import { renderMessagePage } from './pages/message.js';
+
+class TicketSpent extends Error {}
+
+function verified(reply: FastifyReply, request: FastifyRequest): FastifyReply {
+  return sendHostedPage(reply, request.tenant, (context) =>
+    renderMessagePage(context, { title: 'Email address verified', message: 'Thank you. Your email address has been verified; you can close this page.' }),
+  );
+}
+
+function invalidLink(reply: FastifyReply, request: FastifyRequest): FastifyReply {
+  return sendHostedPage(
+    reply,
+    request.tenant,
+    (context) =>
+      renderMessagePage(context, {
+        title: 'This link can no longer be used',
+        message: 'Verification links work once and expire after 5 days. Log in to the application to get a new one.',
+      }),
+    { status: 400 },
+  );
+}
+
+export function registerEmailVerificationPage(app: App, services: Services): void {
+  app.get(VERIFY_EMAIL_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+    const db = services.store.db;
+    const tenantId = request.tenant.id;
+    const ticket = await findTicket(db, tenantId, 'email_verification', (request.query as Record<string, unknown>).ticket);
+    if (!ticket) return invalidLink(reply, request);
+    const user = await findUser(db, tenantId, ticket.user_id);
+    if (!user || user.email !== ticket.email) return invalidLink(reply, request);
+    // A second click on a link that worked (or a mail scanner's prefetch before the user) still reads as done.
+    if (user.email_verified) return verified(reply, request);
+    if (!usable(ticket)) return invalidLink(reply, request);
+    const now = Date.now();
+    const updated: User = { ...user, email_verified: true, updated_at: now };
+    try {
+      await updateUsers(db, [updated], now, async (trx) => {
+        if (!(await spendTicket(trx, ticket, now))) throw new TicketSpent();
+        await emitEvent(trx, {
+          tenantId,
+          type: 'user.updated',
+          object: await userEventObject(trx, updated),
+          previousObject: await userEventObject(trx, user),
+          context: { ...eventContextFrom(request), connection_id: user.connection_id, ...(ticket.client_id ? { client_id: ticket.client_id } : {}) },
+        });
+      });
+    } catch (err) {
+      if (err instanceof TicketSpent) return invalidLink(reply, request);
+      throw err;
+    }
+    return verified(reply, request);
+  });
+}

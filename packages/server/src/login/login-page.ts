@@ -1,0 +1,86 @@
+/** GET/POST /u/login: identifier and password for the request's database connection. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
+import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
+import { InvalidRequest } from '../http/errors.js';
+import type { App, Services } from '../services.js';
+import type { Connection } from '../store/connections.js';
+import { sendErrorPage } from './error-page.js';
+import { sendHostedPage } from './hosted-page.js';
+import { renderLoginPage } from './pages/login.js';
+import { startSession } from './session.js';
+import { formBody, loadStep, type LoginStep } from './step.js';
+import { saveLoginTransactionRequest } from './transactions.js';
+
+export const RESET_PASSWORD_PATH = '/u/reset-password';
+
+function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
+  const { transaction, client } = step;
+  const options = databaseOptions(connection);
+  return sendHostedPage(
+    reply,
+    request.tenant,
+    (context) =>
+      renderLoginPage(context, {
+        action: LOGIN_PATH,
+        csrfToken: transaction.csrfToken,
+        transaction: transaction.id,
+        clientName: client.name,
+        identifierKind: options.requires_username ? 'email_or_username' : 'email',
+        ...(extra.identifier !== undefined ? { identifier: extra.identifier } : {}),
+        ...(extra.error !== undefined ? { error: extra.error } : {}),
+        ...(options.disable_signup ? {} : { signupUrl: `${SIGNUP_PATH}?state=${transaction.id}` }),
+        forgotPasswordUrl: `${RESET_PASSWORD_PATH}?state=${transaction.id}`,
+      }),
+    // Chromium applies form-action to the redirects after the POST too: the chain ends at the client's callback.
+    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri] },
+  );
+}
+
+async function connectionOf(request: FastifyRequest, reply: FastifyReply, services: Services, step: LoginStep): Promise<Connection | undefined> {
+  const connection = await databaseConnectionFor(services, request.tenant, step.client.client_id, step.transaction.request.connection);
+  if (!connection) {
+    sendErrorPage(reply, request, new InvalidRequest('No database connection is enabled for this application, so there is no way to log in here.'));
+  }
+  return connection;
+}
+
+export function registerLoginPage(app: App, services: Services): void {
+  app.get(LOGIN_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+    const step = await loadStep(request, reply, services, 'GET');
+    if (!step) return reply;
+    const connection = await connectionOf(request, reply, services, step);
+    if (!connection) return reply;
+    const hint = step.transaction.request.loginHint;
+    return showLogin(reply, request, step, connection, hint ? { identifier: hint } : {});
+  });
+
+  app.post(LOGIN_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
+    const step = await loadStep(request, reply, services, 'POST');
+    if (!step) return reply;
+    const connection = await connectionOf(request, reply, services, step);
+    if (!connection) return reply;
+    const body = formBody(request);
+    const identifier = (body.username ?? '').slice(0, 320);
+    const password = body.password ?? '';
+    if (!identifier || !password || password.length > 1024) {
+      return showLogin(reply, request, step, connection, { identifier, error: 'Enter your email and password.', status: 400 });
+    }
+    const result = await authenticateWithPassword(services, connection, identifier, password, request.ip);
+    if (result.outcome === 'wrong_credentials') return showLogin(reply, request, step, connection, { identifier, error: 'Wrong email or password.', status: 400 });
+    if (result.outcome === 'blocked') return showLogin(reply, request, step, connection, { identifier, error: 'This account is blocked. Contact the administrator.', status: 400 });
+    if (result.outcome === 'too_many_attempts') {
+      return showLogin(reply, request, step, connection, { identifier, error: 'Too many attempts. Your account is locked for now; check your email for how to unblock it, or try again later.', status: 429 });
+    }
+    if (result.outcome === 'password_leaked') {
+      return showLogin(reply, request, step, connection, { identifier, error: 'This password appeared in a data breach. Reset your password to log in.', status: 400 });
+    }
+
+    await startSession(request, reply, services, result.user);
+    // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
+    const { transaction } = step;
+    transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    await saveLoginTransactionRequest(services, transaction);
+    return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * The sign-up page. Posts `email`, `username` (only when the connection requires one) and `password`, beside
+ * `_csrf` and `transaction`. The password rules, when given, are listed under the field and tied to it for
+ * screen readers.
+ */
+import { alert, formGuards, html, renderDocument, type PageContext } from './chrome.js';
+
+export function renderSignupPage(
+  ctx: PageContext,
+  view: {
+    action: string;
+    csrfToken: string;
+    transaction: string;
+    clientName: string;
+    requireUsername: boolean;
+    email?: string;
+    username?: string;
+    error?: string;
+    passwordRules?: string[];
+    loginUrl: string;
+  },
+): string {
+  const rules = view.passwordRules ?? [];
+  const content = html`<h1>Create your account</h1>
+<p class="lead">to continue to <strong>${view.clientName}</strong></p>
+${alert('error', view.error)}
+<form method="post" action="${view.action}">
+${formGuards(view.csrfToken, view.transaction)}
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" inputmode="email" value="${view.email ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" required maxlength="320" autofocus>
+</div>
+${
+  view.requireUsername
+    ? html`<div class="field">
+<label for="username">Username</label>
+<input id="username" name="username" type="text" value="${view.username ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="128">
+</div>`
+    : ''
+}
+<div class="field">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required maxlength="1024"${rules.length > 0 ? html` aria-describedby="password-rules"` : ''}>
+${
+  rules.length > 0
+    ? html`<ul class="hint" id="password-rules" aria-label="Your password must have">${rules.map((rule) => html`<li>${rule}</li>`)}</ul>`
+    : ''
+}
+</div>
+<div class="actions"><button class="button button-primary" type="submit">Sign up</button></div>
+</form>
+<p class="switch">Already have an account? <a href="${view.loginUrl}">Log in</a></p>`;
+  return renderDocument(ctx, { title: 'Sign up', content });
+}

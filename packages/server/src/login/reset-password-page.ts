@@ -1,0 +1,66 @@
+/**
+ * GET/POST /u/reset-password: where the login page's "Forgot password?" link leads. The POST emails a reset
+ * link when the address belongs to a user of the client's database connection and shows the same "check your
+ * email" state whether or not it does; the lookup and the email happen after the answer, so its timing says
+ * nothing either. The link itself leads to the ticket page (password-reset-ticket-page.ts), registered here too.
+ */
+import { LOGIN_PATH } from '../auth-api/authorize/complete.js';
+import { databaseConnectionFor } from '../connections/database-users.js';
+import { InvalidRequest } from '../http/errors.js';
+import { requestPasswordReset } from '../messaging/account-emails.js';
+import type { App, Services } from '../services.js';
+import { sendErrorPage } from './error-page.js';
+import { RESET_PASSWORD_PATH } from './login-page.js';
+import { sendHostedPage } from './hosted-page.js';
+import { registerPasswordResetTicketPage } from './password-reset-ticket-page.js';
+import { renderForgotPasswordPage } from './pages/forgot-password.js';
+import { formBody, loadStep } from './step.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function registerResetPasswordPage(app: App, services: Services): void {
+  app.get(RESET_PASSWORD_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+    const step = await loadStep(request, reply, services, 'GET');
+    if (!step) return reply;
+    const { transaction } = step;
+    return sendHostedPage(reply, request.tenant, (context) =>
+      renderForgotPasswordPage(context, {
+        action: RESET_PASSWORD_PATH,
+        csrfToken: transaction.csrfToken,
+        transaction: transaction.id,
+        loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
+        ...(transaction.request.loginHint?.includes('@') ? { email: transaction.request.loginHint } : {}),
+      }),
+    );
+  });
+
+  app.post(RESET_PASSWORD_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
+    const step = await loadStep(request, reply, services, 'POST');
+    if (!step) return reply;
+    const { transaction, client } = step;
+    const email = (formBody(request).email ?? '').trim().slice(0, 320);
+    const view = {
+      action: RESET_PASSWORD_PATH,
+      csrfToken: transaction.csrfToken,
+      transaction: transaction.id,
+      loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
+      email,
+    };
+    if (!EMAIL.test(email)) {
+      return sendHostedPage(reply, request.tenant, (context) => renderForgotPasswordPage(context, { ...view, error: 'Enter a valid email address.' }), { status: 400 });
+    }
+    const connection = await databaseConnectionFor(services, request.tenant, client.client_id, transaction.request.connection);
+    if (!connection || connection.options.disable_self_service_change_password === true) {
+      return sendErrorPage(reply, request, new InvalidRequest('Password reset is not available for this application.'));
+    }
+    const tenant = request.tenant;
+    const log = request.log;
+    // Not awaited: the page must not wait on (and so reveal) whether there was a user to email.
+    void requestPasswordReset(services, tenant, connection, { email }, client.client_id).catch((err: unknown) => {
+      log.error({ err }, 'queueing a password reset email failed');
+    });
+    return sendHostedPage(reply, tenant, (context) => renderForgotPasswordPage(context, { ...view, sent: true }));
+  });
+
+  registerPasswordResetTicketPage(app, services);
+}

@@ -1,0 +1,48 @@
+/**
+ * What every hosted page handler starts with: the login transaction named by the URL or the form (bound to
+ * this browser; on POST also to the form's CSRF token) and the client it is for. A missing or stale one gets
+ * the error page, never a guess.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { InvalidRequest } from '../http/errors.js';
+import type { Services } from '../services.js';
+import type { Client } from '../store/clients.js';
+import { sendErrorPage } from './error-page.js';
+import { signInResponseHeaders } from './hosted-page.js';
+import { loadLoginTransaction, type LoginTransaction } from './transactions.js';
+
+export interface LoginStep {
+  transaction: LoginTransaction;
+  client: Client;
+}
+
+export type FormBody = Record<string, string | undefined>;
+
+/** The form body as single strings; anything else (arrays, objects) reads as absent. */
+export function formBody(request: FastifyRequest): FormBody {
+  const body = request.body;
+  const out: FormBody = {};
+  if (body && typeof body === 'object') for (const [k, v] of Object.entries(body)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+export async function loadStep(request: FastifyRequest, reply: FastifyReply, services: Services, method: 'GET' | 'POST'): Promise<LoginStep | undefined> {
+  signInResponseHeaders(reply);
+  const id = method === 'GET' ? (request.query as Record<string, unknown>).state : formBody(request).transaction;
+  const csrf = method === 'POST' ? (formBody(request)._csrf ?? '') : undefined;
+  const transaction = await loadLoginTransaction(request, services, id, csrf);
+  const client = transaction && (await services.configCache.client(request.tenant.id, transaction.request.clientId));
+  if (!transaction || !client) {
+    sendErrorPage(
+      reply,
+      request,
+      new InvalidRequest(
+        method === 'POST'
+          ? 'This form has expired or was sent from another browser. Go back to the application and sign in again.'
+          : 'This sign-in link has expired or is not valid here. Go back to the application and sign in again.',
+      ),
+    );
+    return undefined;
+  }
+  return { transaction, client };
+}

@@ -1,0 +1,87 @@
+/**
+ * Login transactions: the /authorize request a user is completing on the hosted pages. The id travels in the
+ * pages' URLs (`state`, as the reference's hosted pages name it); forms also carry a CSRF token, and the
+ * transaction is bound to this browser by a cookie, so a form replayed from another browser (login CSRF) or
+ * an id copied out of a URL is refused.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { randomAlphanumeric, randomSecret } from '../crypto/ids.js';
+import type { AuthorizationRequest } from '../auth-api/authorize/request.js';
+import type { Services } from '../services.js';
+import { deleteLoginTransaction, findLoginTransaction, insertLoginTransaction, purgeExpiredLoginTransactions, updateLoginTransactionRequest } from '../store/login-transactions.js';
+import { cookieOptions, sha256 } from './session.js';
+
+export const BROWSER_COOKIE = 'gh_browser';
+/** Long enough to read a page, sign up and come back; short enough not to pile up. */
+const TRANSACTION_LIFETIME_MS = 30 * 60_000;
+let createdSincePurge = 0;
+
+export interface LoginTransaction {
+  id: string;
+  csrfToken: string;
+  request: AuthorizationRequest;
+}
+
+function browserValue(request: FastifyRequest, reply: FastifyReply): string {
+  const existing = request.cookies[BROWSER_COOKIE];
+  if (existing && /^[A-Za-z0-9_-]{32,64}$/.test(existing)) return existing;
+  const value = randomSecret(24);
+  // A session cookie: it only needs to outlive the pages of one login.
+  reply.setCookie(BROWSER_COOKIE, value, cookieOptions(request.tenant));
+  return value;
+}
+
+export async function createLoginTransaction(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  authorization: AuthorizationRequest,
+  now = Date.now(),
+): Promise<LoginTransaction> {
+  if (++createdSincePurge >= 200) {
+    createdSincePurge = 0;
+    await purgeExpiredLoginTransactions(services.store.db, now);
+  }
+  const id = randomAlphanumeric(32);
+  const csrfToken = randomSecret(24);
+  await insertLoginTransaction(services.store.db, {
+    id,
+    tenant_id: request.tenant.id,
+    client_id: authorization.clientId,
+    request: JSON.stringify(authorization),
+    browser_hash: sha256(browserValue(request, reply)),
+    csrf_token: csrfToken,
+    expires_at: now + TRANSACTION_LIFETIME_MS,
+    created_at: now,
+  });
+  return { id, csrfToken, request: authorization };
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * The transaction named by `id`, if it exists, has not expired and belongs to this browser. With `csrfToken`
+ * (every POST), the token must match too.
+ */
+export async function loadLoginTransaction(request: FastifyRequest, services: Services, id: unknown, csrfToken?: unknown): Promise<LoginTransaction | undefined> {
+  if (typeof id !== 'string' || !/^[A-Za-z0-9]{32}$/.test(id)) return undefined;
+  const row = await findLoginTransaction(services.store.db, request.tenant.id, id);
+  const browser = request.cookies[BROWSER_COOKIE];
+  if (!row || !browser || !sameSecret(sha256(browser), row.browser_hash)) return undefined;
+  if (csrfToken !== undefined && (typeof csrfToken !== 'string' || !sameSecret(csrfToken, row.csrf_token))) return undefined;
+  return { id: row.id, csrfToken: row.csrf_token, request: JSON.parse(row.request) as AuthorizationRequest };
+}
+
+export async function saveLoginTransactionRequest(services: Services, transaction: LoginTransaction): Promise<void> {
+  await updateLoginTransactionRequest(services.store.db, transaction.id, JSON.stringify(transaction.request));
+}
+
+/** Consumes the transaction; false when another request already completed it. */
+export function finishLoginTransaction(services: Services, transaction: LoginTransaction): Promise<boolean> {
+  return deleteLoginTransaction(services.store.db, transaction.id);
+}
