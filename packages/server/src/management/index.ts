@@ -14,11 +14,29 @@ import { registerUserBlocks } from './user-blocks.js';
 import { registerUsers } from './users.js';
 import { registerRoles } from './roles.js';
 import { registerUserRoles } from './user-roles.js';
+import { registerOrganizations } from './organizations.js';
+import { registerOrganizationMembers } from './organization-members.js';
+import { registerOrganizationConnections } from './organization-connections.js';
+import { registerOrganizationGroups } from './organization-groups.js';
+import { registerGroups } from './groups.js';
+import { registerEventStreams } from './event-streams.js';
+import { registerEventStreamDeliveries } from './event-streams-deliveries.js';
+import { registerEventStreamTest } from './event-streams-test.js';
+import { registerTenantSettings } from './tenant-settings.js';
+import { registerAttackProtection } from './attack-protection.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
   await app.register(
     async (api) => {
+      // Browsers call the API too (svc.Management with a user's current_user token): CORS for the origins
+      // the tenant's applications allow, declared on every route of this plugin as it is added.
+      api.addHook('onRoute', (route) => {
+        route.config = {
+          ...route.config,
+          cors: { kind: 'origins', credentials: false, isAllowed: (request, origin) => services.clientOrigins.allows(request.tenant.id, origin) },
+        } as typeof route.config;
+      });
       api.addHook('onRequest', createManagementAuthenticator(services));
       // A successful write may change what token requests and CORS read: drop this tenant's cached copies
       // before the response goes out, so the caller's next request sees its own change.
@@ -36,6 +54,16 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerClientGrants(api as App, services);
       registerRoles(api as App, services);
       registerUserRoles(api as App, services);
+      registerOrganizations(api as App, services);
+      registerOrganizationMembers(api as App, services);
+      registerOrganizationConnections(api as App, services);
+      registerOrganizationGroups(api as App, services);
+      registerGroups(api as App, services);
+      registerEventStreams(api as App, services);
+      registerEventStreamDeliveries(api as App, services);
+      registerEventStreamTest(api as App, services);
+      registerTenantSettings(api as App, services);
+      registerAttackProtection(api as App, services);
     },
     { prefix: '/api/v2' },
   );

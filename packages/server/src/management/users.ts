@@ -12,24 +12,31 @@
  *    with its own metadata untouched.
  *  - A user's own token (current_user scopes) acts on that user alone (authenticate.ts `assertActsOnSelf`), may
  *    change its user_metadata only, and links only with `link_with`.
+ *  - Each change raises its event in the change's own transaction (the outbox): `user.created`, `user.updated`
+ *    (with `previous_object`; linking and unlinking update the primary), `user.deleted`. The objects come from
+ *    event-objects.ts, which every other path that changes users uses too.
  */
 import { createHash } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
+import type { Kysely } from 'kysely';
 import { checkPassword, type PasswordPolicyOptions, type PersonalInfo } from '../connections/password-policy.js';
 import { randomHex } from '../crypto/ids.js';
 import { hashPassword } from '../crypto/passwords.js';
+import { eventContextFrom } from '../events/context.js';
+import { emitEvent } from '../events/outbox.js';
 import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName, listConnections, type Connection } from '../store/connections.js';
+import type { Database } from '../store/schema.js';
 import {
   deleteUser,
   findPrimaryUser,
   findUser,
   findUserInConnection,
   findUsersByEmail,
-  insertUser,
+  insertUserWith,
   linkUser,
   listLinkedIdentities,
   listUsers,
@@ -43,6 +50,7 @@ import {
   type UserSortField,
 } from '../store/users.js';
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
+import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
 import { pageBody, pageWindow, pagingFields } from './pagination.js';
 
@@ -674,6 +682,19 @@ async function verifyIdToken(services: Services, request: FastifyRequest, token:
   }
 }
 
+// ---- events ----
+
+/** Linking and unlinking change the primary's identities: a `user.updated` for it, in the link's transaction. */
+function primaryUpdatedEvent(request: FastifyRequest, primaryId: string, previousObject: Record<string, unknown>) {
+  return async (trx: Kysely<Database>): Promise<void> => {
+    const tenantId = request.tenant.id;
+    const primary = await findUser(trx, tenantId, primaryId);
+    if (!primary) throw new UserNotFound();
+    const object = await userEventObject(trx, primary);
+    await emitEvent(trx, { tenantId, type: 'user.updated', object, previousObject, context: eventContextFrom(request) });
+  };
+}
+
 // ---- routes ----
 
 export function registerUsers(api: App, services: Services): void {
@@ -778,7 +799,10 @@ export function registerUsers(api: App, services: Services): void {
       if ((await userIdExists(db, user.user_id)) || (await findUserInConnection(db, connection.id, user))) throw new UserExists();
       if (body.password !== undefined) user.password_hash = await hashPassword(body.password);
       try {
-        await insertUser(db, user);
+        await insertUserWith(db, user, async (trx) => {
+          const object = await userEventObject(trx, user);
+          await emitEvent(trx, { tenantId, type: 'user.created', object, context: eventContextFrom(request) });
+        });
       } catch (err) {
         if (await isDuplicate(services, user)) throw new UserExists();
         throw err;
@@ -836,8 +860,14 @@ export function registerUsers(api: App, services: Services): void {
         phone_number: identity.phone_number !== target.phone_number ? identity.phone_number : null,
       };
       if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
+      const previousObject = await userEventObject(db, user);
       try {
-        await updateUsers(db, changed, now);
+        await updateUsers(db, changed, now, async (trx) => {
+          const updated = await findUser(trx, tenantId, user.user_id);
+          if (!updated) throw new UserNotFound();
+          const object = await userEventObject(trx, updated);
+          await emitEvent(trx, { tenantId, type: 'user.updated', object, previousObject, context: eventContextFrom(request) });
+        });
       } catch (err) {
         if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
         throw err;
@@ -851,7 +881,14 @@ export function registerUsers(api: App, services: Services): void {
     handler: async (request, reply) => {
       assertActsOnSelf(request, request.params.id);
       // A linked secondary is no user of its own, and a user already gone is as good as deleted: 204 either way.
-      if (await findPrimaryUser(db, request.tenant.id, request.params.id)) await deleteUser(db, request.tenant.id, request.params.id);
+      const tenantId = request.tenant.id;
+      const user = await findPrimaryUser(db, tenantId, request.params.id);
+      if (user) {
+        await deleteUser(db, tenantId, user.user_id, async (trx) => {
+          const object = await deletedUserEventObject(trx, user);
+          await emitEvent(trx, { tenantId, type: 'user.deleted', object, context: eventContextFrom(request) });
+        });
+      }
       return reply.code(204).send();
     },
   });
@@ -909,7 +946,9 @@ export function registerUsers(api: App, services: Services): void {
       if ((await listLinkedIdentities(db, tenantId, [secondary.user_id])).size > 0) {
         throw new InvalidInput('body', 'The user to link has identities linked to it; unlink them first');
       }
-      if (!(await linkUser(db, tenantId, primary.user_id, secondary.user_id))) {
+      const previousObject = await userEventObject(db, primary);
+      const linkedEvent = primaryUpdatedEvent(request, primary.user_id, previousObject);
+      if (!(await linkUser(db, tenantId, primary.user_id, secondary.user_id, Date.now(), linkedEvent))) {
         throw new IdentityConflict('The identity is already linked to a user');
       }
       const context = await contextFor(services, tenantId);
@@ -930,7 +969,9 @@ export function registerUsers(api: App, services: Services): void {
       const primary = await findOr404(tenantId, request.params.id);
       const secondaryId = `${request.params.provider}|${request.params.user_id}`;
       if (secondaryId === primary.user_id) throw new InvalidInput('params', 'The main identity of a user cannot be unlinked');
-      if (!(await unlinkUser(db, tenantId, primary.user_id, secondaryId))) throw new IdentityNotFound();
+      const previousObject = await userEventObject(db, primary);
+      const unlinkedEvent = primaryUpdatedEvent(request, primary.user_id, previousObject);
+      if (!(await unlinkUser(db, tenantId, primary.user_id, secondaryId, Date.now(), unlinkedEvent))) throw new IdentityNotFound();
       const context = await contextFor(services, tenantId);
       const linked = (await listLinkedIdentities(db, tenantId, [primary.user_id])).get(primary.user_id) ?? [];
       return presentIdentities(primary, linked, context);

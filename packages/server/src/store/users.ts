@@ -235,19 +235,42 @@ export async function listUsers(
   return { users: rows.map(fromRow), total: Number(count.total) };
 }
 
+/**
+ * Runs in the transaction of a write, after it (or, for deletes, before the rows go), so that what belongs with
+ * the change, such as its event (outbox), commits or rolls back with it. It must use the transaction it is given.
+ */
+export type OnWrite = (trx: Kysely<Database>) => Promise<void>;
+
+/** Inserts the user; `onWrite` runs in the same transaction. */
+export async function insertUserWith(db: Kysely<Database>, user: User, onWrite: OnWrite): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await insertUser(trx, user);
+    await onWrite(trx);
+  });
+}
+
 /** Writes the given users as they are now (one transaction when several change together). */
-export async function updateUsers(db: Kysely<Database>, users: readonly User[], now = Date.now()): Promise<void> {
+export async function updateUsers(db: Kysely<Database>, users: readonly User[], now = Date.now(), onWrite?: OnWrite): Promise<void> {
   await db.transaction().execute(async (trx) => {
     for (const user of users) {
       const { user_id, tenant_id, created_at: _created, ...fields } = toRow({ ...user, updated_at: now });
       await trx.updateTable('users').set(fields).where('tenant_id', '=', tenant_id).where('user_id', '=', user_id).execute();
     }
+    await onWrite?.(trx);
   });
 }
 
-/** Deletes the user, with the identities linked to it. Returns false when there was no such user. */
-export async function deleteUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<boolean> {
+/**
+ * Deletes the user, with the identities linked to it. Returns false when there was no such user.
+ * `beforeDelete` runs in the same transaction while the rows still exist, when there is a user to delete.
+ */
+export async function deleteUser(db: Kysely<Database>, tenantId: string, userId: string, beforeDelete?: OnWrite): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
+    if (beforeDelete) {
+      const exists = await trx.selectFrom('users').select('user_id').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
+      if (!exists) return false;
+      await beforeDelete(trx);
+    }
     await trx.deleteFrom('users').where('tenant_id', '=', tenantId).where('linked_to', '=', userId).execute();
     const result = await trx.deleteFrom('users').where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
@@ -258,7 +281,14 @@ export async function deleteUser(db: Kysely<Database>, tenantId: string, userId:
  * Links `secondaryId` to `primaryId`, only while the secondary is unlinked and has no identities of its own, and
  * the primary is not itself linked. Returns false when another request changed either in the meantime.
  */
-export async function linkUser(db: Kysely<Database>, tenantId: string, primaryId: string, secondaryId: string, now = Date.now()): Promise<boolean> {
+export async function linkUser(
+  db: Kysely<Database>,
+  tenantId: string,
+  primaryId: string,
+  secondaryId: string,
+  now = Date.now(),
+  onWrite?: OnWrite,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const primary = await trx
       .selectFrom('users')
@@ -278,12 +308,20 @@ export async function linkUser(db: Kysely<Database>, tenantId: string, primaryId
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) return false;
     await trx.updateTable('users').set({ updated_at: now }).where('tenant_id', '=', tenantId).where('user_id', '=', primaryId).execute();
+    await onWrite?.(trx);
     return true;
   });
 }
 
 /** Makes a linked secondary a user of its own again, as it was before the link. */
-export async function unlinkUser(db: Kysely<Database>, tenantId: string, primaryId: string, secondaryId: string, now = Date.now()): Promise<boolean> {
+export async function unlinkUser(
+  db: Kysely<Database>,
+  tenantId: string,
+  primaryId: string,
+  secondaryId: string,
+  now = Date.now(),
+  onWrite?: OnWrite,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const result = await trx
       .updateTable('users')
@@ -294,6 +332,7 @@ export async function unlinkUser(db: Kysely<Database>, tenantId: string, primary
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) return false;
     await trx.updateTable('users').set({ updated_at: now }).where('tenant_id', '=', tenantId).where('user_id', '=', primaryId).execute();
+    await onWrite?.(trx);
     return true;
   });
 }
