@@ -130,7 +130,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerUnblockPage(app, services);
   registerPasswordless(app, services);
   registerClientLibrary(app);
-  registerDemo(app);
+  registerDemo(app, services);
   await registerManagementApi(app, services);
   app.get('/openapi.json', { schema: { hide: true }, config: { tenantless: true } }, async () => app.swagger());
 

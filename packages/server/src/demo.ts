@@ -6,7 +6,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { NotFound } from './http/errors.js';
-import type { App } from './services.js';
+import type { App, Services } from './services.js';
+import { listClients } from './store/clients.js';
+import { DATABASE_CONNECTION_NAME } from './tenancy/bootstrap.js';
 
 /** examples/spa, from packages/server/src or packages/server/dist alike. */
 const DEMO_DIR = new URL('../../../examples/spa/', import.meta.url);
@@ -14,6 +16,7 @@ const CONTENT_TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
   css: 'text/css; charset=utf-8',
   js: 'text/javascript; charset=utf-8',
+  json: 'application/json; charset=utf-8',
   svg: 'image/svg+xml',
   png: 'image/png',
 };
@@ -29,9 +32,20 @@ function loadAssets(): Map<string, { body: Buffer; type: string }> {
   return assets;
 }
 
-export function registerDemo(app: App): void {
+/** The passwordless connection the demo uses for email codes. */
+export const DEMO_PASSWORDLESS_CONNECTION = 'email';
+
+export function registerDemo(app: App, services: Services): void {
   const assets = loadAssets();
   if (!assets.has('index.html')) return;
+  // What the page needs to construct svc.WebAuth: the Default App's client id and the connections' names.
+  app.get('/demo/config.json', { schema: { hide: true } }, async (request, reply) => {
+    if (!request.tenant.isDefault) throw new NotFound('No demo app here');
+    const demoApp = (await listClients(services.store.db, request.tenant.id)).find((c) => c.is_default_app);
+    if (!demoApp) throw new NotFound('The Default App was deleted, so the demo has no client to sign in with');
+    reply.header('cache-control', 'no-cache');
+    return { clientID: demoApp.client_id, databaseConnection: DATABASE_CONNECTION_NAME, passwordlessConnection: DEMO_PASSWORDLESS_CONNECTION };
+  });
   const send = (reply: FastifyReply, isDefaultTenant: boolean, name: string) => {
     const asset = assets.get(name);
     if (!asset || !isDefaultTenant) throw new NotFound('No demo app here');

@@ -1,0 +1,67 @@
+/**
+ * The demo app at /demo in Chromium, as a newcomer meets it after `npm start`: hosted login, the verified
+ * claims, user_metadata through svc.Management, silent renewal, logout. Screenshots go to /tmp/screens.
+ */
+import { mkdirSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, openPage, type BrowserSession } from '../../packages/server/src/test-support/browser.js';
+import { startTestServer, type TestServer } from '../../packages/server/src/test-support/server.js';
+import { createUser } from '../../packages/server/src/test-support/sign-in.js';
+
+const PASSWORD = 'correct horse battery staple 9';
+const SCREENS = '/tmp/screens';
+
+describe('the demo app', () => {
+  let server: TestServer;
+  let browser: BrowserSession;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    browser = await launchBrowser();
+    await createUser(server, 'demo@example.com', PASSWORD);
+    mkdirSync(SCREENS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('signs in through the hosted page, shows verified claims, saves user_metadata, renews silently and logs out', async (context) => {
+    const page = await openPage(browser, context);
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    await page.goto(`${server.url}/demo`);
+    await page.getByRole('button', { name: 'Log in with the hosted page' }).waitFor();
+    await page.screenshot({ path: `${SCREENS}/demo-signed-out.png`, fullPage: true });
+
+    await page.getByRole('button', { name: 'Log in with the hosted page' }).click();
+    await page.waitForURL((url) => url.pathname === '/u/login');
+    await page.getByLabel('Email address').fill('demo@example.com');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL((url) => url.pathname === '/demo' && url.hash === '');
+    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    expect(await page.locator('#id-claims').textContent()).toContain('demo@example.com');
+    expect(await page.locator('#access-claims').textContent()).toContain('read:current_user');
+
+    await page.locator('#metadata-json').fill('{"theme":"dark"}');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+
+    await page.getByRole('button', { name: /Renew silently/ }).click();
+    await page.getByText(/Renewed silently/).waitFor();
+    await page.screenshot({ path: `${SCREENS}/demo-signed-in.png`, fullPage: true });
+
+    // A reload restores the session with checkSession, and the saved metadata comes back from the API.
+    await page.reload();
+    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    await expect.poll(() => page.locator('#metadata-json').inputValue()).toContain('dark');
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Log in with the hosted page' }).waitFor();
+    expect(problems.filter((p) => !/login_required|401|favicon/.test(p))).toEqual([]);
+    await page.close();
+  });
+});
