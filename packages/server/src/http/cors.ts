@@ -18,7 +18,7 @@ export type CorsPolicy =
     };
 
 const PREFLIGHT_MAX_AGE = '600';
-const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, Auth0-Client, X-Request-Id';
+const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, Auth0-Client, X-Request-Id, X-Request-Language';
 
 async function applyPolicy(policy: CorsPolicy, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
   const origin = request.headers.origin;

@@ -26,6 +26,7 @@ import {
   type Connection,
   type ConnectionProperties,
 } from '../store/connections.js';
+import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
 import { operation } from './operation.js';
 import { paginate, pagingFields } from './pagination.js';
 import { selectFields } from './users.js';
@@ -212,7 +213,8 @@ function present(connection: Connection, enabledClients: string[]): ConnectionVi
     name,
     ...(display_name !== undefined && { display_name }),
     strategy,
-    options,
+    // Connection secrets are write-only.
+    options: withoutConnectionSecrets(options),
     enabled_clients: enabledClients,
     realms: realms ?? [name],
     is_domain_connection: is_domain_connection ?? false,
@@ -324,11 +326,13 @@ export function registerConnections(api: App, services: Services): void {
     handler: async (request, reply) => {
       const { name, strategy, enabled_clients = [], ...fields } = request.body;
       if (!isSupported(strategy)) throw unsupportedStrategy(strategy);
-      const options = { ...defaultOptions(strategy), ...fields.options };
-      validateOptions(strategy, options);
+      const id = newId.connection();
+      const sent = { ...defaultOptions(strategy), ...fields.options };
+      validateOptions(strategy, sent);
+      const options = strategy === 'sms' ? sealConnectionSecrets(services.sealer, id, sent) : sent;
       await assertClientsExist(services, request.tenant.id, enabled_clients);
       if (await findConnectionByName(db, request.tenant.id, name)) throw new ConnectionConflict(name);
-      const connection: Connection = { ...settableProperties(fields), id: newId.connection(), tenant_id: request.tenant.id, name, strategy, options };
+      const connection: Connection = { ...settableProperties(fields), id, tenant_id: request.tenant.id, name, strategy, options };
       const clients = [...new Set(enabled_clients)];
       try {
         await insertConnection(db, connection, clients);
@@ -370,6 +374,7 @@ export function registerConnections(api: App, services: Services): void {
       }
       if (body.enabled_clients) await assertClientsExist(services, request.tenant.id, body.enabled_clients);
       const updated: Connection = { ...connection, ...settableProperties(body) };
+      if (body.options !== undefined && strategy === 'sms') updated.options = sealConnectionSecrets(services.sealer, connection.id, body.options, connection.options);
       await updateConnection(db, updated, body.enabled_clients);
       return present(updated, await listEnabledClients(db, connection.id));
     },

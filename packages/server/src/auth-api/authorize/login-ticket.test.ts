@@ -8,6 +8,8 @@ import { sha256 } from '../../login/session.js';
 import { startTestServer, type TestServer } from '../../test-support/server.js';
 import { postgresAvailable } from '../../test-support/services.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from '../../test-support/sign-in.js';
+import { devSmsMessages } from '../../messaging/sms.js';
+import { codeIn, createPasswordlessConnection, postJson } from '../passwordless/testing.js';
 
 type Dialect = 'sqlite' | 'postgres';
 type Json = Record<string, unknown>;
@@ -157,6 +159,26 @@ describe.each(dialects)('login tickets (%s)', (dialect) => {
     expect(page).toContain(`data-target-origin="${APP_ORIGIN}"`);
   });
 
+  it('a ticket from a passwordless code (credential_type passwordless/otp) completes for the sms| user', async () => {
+    const sms = await createPasswordlessConnection(test, 'sms', [app.client_id]);
+    const phone = `+1555017${dialect === 'sqlite' ? '1' : '2'}234`;
+    const started = await postJson(test, '/passwordless/start', { client_id: app.client_id, connection: sms.name, send: 'code', phone_number: phone });
+    expect(started.status).toBe(200);
+    const code = codeIn(devSmsMessages(test.server.prepared.bootstrap!.tenant.id).filter((m) => m.to === phone).at(-1)!.body);
+    const browser = new TestBrowser();
+    const response = await fetch(`${test.url}/co/authenticate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: APP_ORIGIN },
+      body: JSON.stringify({ client_id: app.client_id, username: phone, otp: code, realm: sms.name, credential_type: 'http://auth0.com/oauth/grant-type/passwordless/otp' }),
+    });
+    expect(response.status).toBe(200);
+    const [name = '', value = ''] = response.headers.getSetCookie()[0]!.split(';')[0]!.split('=');
+    browser.cookies.set(name, value);
+    const ticket = (await response.json()) as Ticket;
+    const { params } = landedAt(await browser.get(authorizeUrl(ticket.login_ticket, { realm: sms.name })));
+    expect(claimsOf(params.get('id_token')!).sub).toMatch(/^sms\|/);
+  });
+
   describe('without the cookie of /co/authenticate (third-party cookies blocked)', () => {
     /** A ticket issued to one browser (whose cookie the top-level browser never gets). */
     async function fallbackPage(extra: Record<string, string> = {}): Promise<{ browser: TestBrowser; ticket: Ticket; page: string; response: Response }> {
@@ -185,6 +207,15 @@ describe.each(dialects)('login tickets (%s)', (dialect) => {
       expect(await asset.text()).toContain('co_verifier_request');
     });
 
+    it('in a web_message iframe, the verification page may be framed by the web origins only', async () => {
+      const { response } = await fallbackPage({ response_mode: 'web_message' });
+      expect(response.status).toBe(200);
+      const csp = response.headers.get('content-security-policy')!;
+      expect(csp).toContain(`frame-ancestors ${APP_ORIGIN}`);
+      expect(csp).toContain(`frame-src ${APP_ORIGIN}`);
+      expect(response.headers.get('x-frame-options')).toBeNull();
+    });
+
     it('/co/verify with the right verifier finishes the authorization', async () => {
       const { browser, page, ticket } = await fallbackPage({ state: 'fb-1' });
       const form = readForm(page, test.url);
@@ -194,6 +225,24 @@ describe.each(dialects)('login tickets (%s)', (dialect) => {
       expect(params.get('state')).toBe('fb-1');
       expect(claimsOf(params.get('id_token')!)).toMatchObject({ sub: userId, nonce: 'n-1' });
       expect(browser.cookies.has('gh_session')).toBe(true);
+    });
+
+    it('/co/verify for a third-party client with prompt=login goes through consent, not back to the login page', async () => {
+      const thirdParty = await createApp(test, { cross_origin_authentication: true, cross_origin_loc: VERIFY_PAGE, is_first_party: false });
+      const ticket = await issueTicket(new TestBrowser(), thirdParty.client_id);
+      const browser = new TestBrowser();
+      const page = await (await browser.get(authorizeUrl(ticket.login_ticket, { prompt: 'login', state: 'tp-1' }, thirdParty.client_id))).text();
+      const form = readForm(page, test.url);
+      const consent = await browser.follow(test.url, await browser.post(form.action, { ...form.fields, verifier: ticket.co_verifier }));
+      expect(consent).toBeInstanceOf(Response);
+      const consentPage = consent as Response;
+      expect(new URL(consentPage.url).pathname).toBe('/u/consent');
+      const consentForm = readForm(await consentPage.text(), test.url);
+      const landed = await browser.follow(test.url, await browser.post(consentForm.action, { ...consentForm.fields, decision: 'accept' }));
+      expect(landed).toBeInstanceOf(URL);
+      const params = new URLSearchParams((landed as URL).hash.slice(1));
+      expect(params.get('state')).toBe('tp-1');
+      expect(params.get('access_token')).toBeTruthy();
     });
 
     it('/co/verify with a wrong or empty verifier is access_denied, and spends the ticket', async () => {
@@ -208,6 +257,17 @@ describe.each(dialects)('login tickets (%s)', (dialect) => {
       const empty = await fallbackPage();
       const emptyForm = readForm(empty.page, test.url);
       expect(landedAt(await empty.browser.post(emptyForm.action, emptyForm.fields)).params.get('error')).toBe('access_denied');
+    });
+
+    it('/co/verify after the verification deadline is access_denied; reloads never extend past 3 minutes', async () => {
+      const { browser, page, ticket } = await fallbackPage();
+      const db = test.server.prepared.store.db;
+      const row = await db.selectFrom('cross_origin_tickets').selectAll().where('id', '=', ticket.co_id).executeTakeFirstOrThrow();
+      expect(row.transaction_id).toBe(readForm(page, test.url).fields.state);
+      expect(Number(row.expires_at)).toBeLessThanOrEqual(Number(row.created_at) + 180_000);
+      await db.updateTable('cross_origin_tickets').set({ expires_at: Date.now() - 1 }).where('id', '=', ticket.co_id).execute();
+      const form = readForm(page, test.url);
+      expect(landedAt(await browser.post(form.action, { ...form.fields, verifier: ticket.co_verifier })).params.get('error')).toBe('access_denied');
     });
 
     it('/co/verify from another browser (without the transaction’s cookie) gets the error page', async () => {

@@ -10,11 +10,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ProtocolError } from '../../http/errors.js';
 import { sendCrossOriginVerificationPage } from '../../login/cross-origin-verification.js';
 import { sha256, startSession } from '../../login/session.js';
-import { createLoginTransaction } from '../../login/transactions.js';
+import { createLoginTransaction, saveLoginTransactionRequest } from '../../login/transactions.js';
 import type { Services } from '../../services.js';
 import { awaitCrossOriginVerification, consumeCrossOriginTicket, findCrossOriginTicket, type CrossOriginTicketRow } from '../../store/cross-origin-tickets.js';
 import { findUser } from '../../store/users.js';
-import { fromTicketBrowser, LOGIN_TICKET, VERIFICATION_LIFETIME_MS } from '../co/tickets.js';
+import { fromTicketBrowser, LOGIN_TICKET, MAX_TICKET_AGE_MS, VERIFICATION_LIFETIME_MS } from '../co/tickets.js';
 import { AccessDenied } from '../errors.js';
 import { continueAuthorization, sendAuthorizationError, type Continuation } from './complete.js';
 import type { AuthorizationRequest } from './request.js';
@@ -44,7 +44,14 @@ export async function redeemLoginTicket(
   const user = await findUser(services.store.db, httpRequest.tenant.id, ticket.user_id);
   if (!user || user.blocked) return fail(new AccessDenied('The user of this login ticket no longer exists or is blocked.'));
   const session = await startSession(httpRequest, reply, services, user);
-  return continueAuthorization(httpRequest, reply, services, { ...continuation, request: justAuthenticated(request), session: { session, user } });
+  const satisfied = justAuthenticated(request);
+  // A transaction that goes on to the consent page must remember that the login already happened.
+  const { transaction } = continuation;
+  if (transaction) {
+    transaction.request = satisfied;
+    await saveLoginTransactionRequest(services, transaction);
+  }
+  return continueAuthorization(httpRequest, reply, services, { ...continuation, request: satisfied, session: { session, user } });
 }
 
 async function verifyInstead(httpRequest: FastifyRequest, reply: FastifyReply, services: Services, ticket: CrossOriginTicketRow, continuation: Continuation): Promise<FastifyReply> {
@@ -55,7 +62,9 @@ async function verifyInstead(httpRequest: FastifyRequest, reply: FastifyReply, s
   }
   // The transaction (bound to this top-level browser by its own cookie) keeps the request until /co/verify.
   const transaction = await createLoginTransaction(httpRequest, reply, services, request);
-  await awaitCrossOriginVerification(services.store.db, ticket.id, transaction.id, Date.now() + VERIFICATION_LIFETIME_MS);
+  // A fresh minute for the exchange, but never past the ticket's last moment: reloads cannot keep it alive.
+  const deadline = Math.min(Date.now() + VERIFICATION_LIFETIME_MS, ticket.created_at + MAX_TICKET_AGE_MS);
+  await awaitCrossOriginVerification(services.store.db, ticket.id, transaction.id, deadline);
   return sendCrossOriginVerificationPage(reply, httpRequest.tenant, client, request, { coId: ticket.id, state: transaction.id, crossOriginLoc: client.cross_origin_loc });
 }
 
