@@ -118,6 +118,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const form = readForm(page, test.url);
       const weak = await browser.post(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'short' });
       expect(weak.status).toBe(400);
+      const breached = await browser.post(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'password123' });
+      expect(await breached.text()).toContain('data breach');
       const landed = await browser.follow(test.url, await browser.post(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: PASSWORD }));
       expect(landed).toBeInstanceOf(URL);
       expect((landed as URL).searchParams.get('code')).toBeTruthy();

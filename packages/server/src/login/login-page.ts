@@ -70,7 +70,11 @@ export function registerLoginPage(app: App, services: Services): void {
     if (result.outcome === 'wrong_credentials') return showLogin(reply, request, step, connection, { identifier, error: 'Wrong email or password.', status: 400 });
     if (result.outcome === 'blocked') return showLogin(reply, request, step, connection, { identifier, error: 'This account is blocked. Contact the administrator.', status: 400 });
     if (result.outcome === 'too_many_attempts') {
-      return showLogin(reply, request, step, connection, { identifier, error: 'Too many attempts. Your account is locked for now; check your email for how to unblock it, or try again later.', status: 429 });
+      const error =
+        result.reason === 'brute_force'
+          ? 'Too many failed attempts: this account is locked from here. Check your email for how to unblock it.'
+          : 'Too many attempts from your network. Try again later.';
+      return showLogin(reply, request, step, connection, { identifier, error, status: 429 });
     }
     if (result.outcome === 'password_leaked') {
       return showLogin(reply, request, step, connection, { identifier, error: 'This password appeared in a data breach. Reset your password to log in.', status: 400 });

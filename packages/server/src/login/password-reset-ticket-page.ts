@@ -11,6 +11,7 @@ import { hashPassword } from '../crypto/passwords.js';
 import { eventContextFrom } from '../events/context.js';
 import { emitEvent } from '../events/outbox.js';
 import { userEventObject } from '../management/event-objects.js';
+import { checkBreachedPasswordAtPasswordChange } from '../protection/checks.js';
 import { RESET_TICKET_PATH } from '../messaging/account-emails.js';
 import { findTicket, spendTicket, usable, type UserTicket } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
@@ -109,6 +110,9 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
       user_metadata: user.user_metadata,
     });
     if (!check.ok) return showForm(reply, request, target, ticket, `${check.message}.`);
+    if ((await checkBreachedPasswordAtPasswordChange(services, connection, password)) === 'password_leaked') {
+      return showForm(reply, request, target, ticket, 'This password has appeared in a data breach elsewhere. Choose a different one.');
+    }
 
     const now = Date.now();
     const updated: User = { ...user, password_hash: await hashPassword(password), last_password_reset: now, updated_at: now };
@@ -136,7 +140,7 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
     return sendHostedPage(reply, request.tenant, (context) =>
       renderMessagePage(context, {
         title: 'Your password has been changed',
-        message: 'You can now log in with your new password. For your safety, you have been signed out everywhere else.',
+        message: 'You can now log in with your new password. For your safety, every session of this account has been signed out.',
       }),
     );
   });

@@ -5,6 +5,7 @@ import { databaseConnectionFor, databaseOptions, signUpWithPassword } from '../c
 import { passwordPolicyText } from '../connections/password-policy.js';
 import { eventContextFrom } from '../events/context.js';
 import { InvalidRequest } from '../http/errors.js';
+import { checkBreachedPasswordAtSignup, checkSignupThrottle } from '../protection/checks.js';
 import type { App, Services } from '../services.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
@@ -75,6 +76,13 @@ export function registerSignupPage(app: App, services: Services): void {
     const password = body.password ?? '';
     const keep = { email, ...(username !== undefined ? { username } : {}), status: 400 };
     if (password.length > 1024) return showSignup(reply, request, step, connection, { ...keep, error: 'That password is too long.' });
+    // Attack protection (C.10), as at /dbconnections/signup: signup throttling per IP, then breached passwords.
+    if ((await checkSignupThrottle(services, connection, request.ip)) === 'too_many_attempts') {
+      return showSignup(reply, request, step, connection, { ...keep, error: 'Too many sign-ups from your network. Try again later.', status: 429 });
+    }
+    if ((await checkBreachedPasswordAtSignup(services, connection, password)) === 'password_leaked') {
+      return showSignup(reply, request, step, connection, { ...keep, error: 'This password appeared in a data breach. Choose another one.' });
+    }
     const result = await signUpWithPassword(services, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
     switch (result.outcome) {
       case 'invalid':

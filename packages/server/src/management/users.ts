@@ -53,6 +53,7 @@ import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
 import { pageBody, pageWindow, pagingFields } from './pagination.js';
+import { queueVerificationEmail } from '../messaging/account-emails.js';
 
 // ---- schemas ----
 
@@ -802,6 +803,8 @@ export function registerUsers(api: App, services: Services): void {
         await insertUserWith(db, user, async (trx) => {
           const object = await userEventObject(trx, user);
           await emitEvent(trx, { tenantId, type: 'user.created', object, context: eventContextFrom(request) });
+          // Reference B.5: a verification email unless email_verified is true or verify_email is false.
+          if (strategy === 'auth0' && body.verify_email !== false) await queueVerificationEmail(trx, services, request.tenant, user);
         });
       } catch (err) {
         if (await isDuplicate(services, user)) throw new UserExists();

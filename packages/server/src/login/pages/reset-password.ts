@@ -16,7 +16,6 @@ export function renderResetPasswordPage(
 ${alert('error', view.error)}
 <form method="post" action="${view.action}">
 <input type="hidden" name="ticket" value="${view.ticket}">
-<input type="text" name="username" value="${view.email}" autocomplete="username" hidden>
 <div class="field">
 <label for="password">New password</label>
 <input id="password" name="password" type="password" autocomplete="new-password" required maxlength="1024" autofocus${rules.length > 0 ? html` aria-describedby="password-rules"` : ''}>
