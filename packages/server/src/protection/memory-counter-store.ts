@@ -1,0 +1,55 @@
+/** Attack-protection counters in Maps, for a single process. Bounded: lapsed entries are swept, the oldest evicted. */
+import { describe, refill, take, type BucketState } from '../http/rate-limit/token-bucket.js';
+import type { AttackCounterStore } from './counter-store.js';
+
+const MAX_KEYS = 100_000;
+const SWEEP_MS = 60_000;
+
+/** Re-inserts so that Map order is least-recently-used first, evicting the oldest entry when full. */
+function put<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key);
+  if (map.size >= MAX_KEYS) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
+
+export function createMemoryCounterStore(clock: () => number = Date.now): AttackCounterStore {
+  const counters = new Map<string, { count: number; lapsesAt: number }>();
+  const buckets = new Map<string, BucketState & { fullAt: number }>();
+  const sweep = setInterval(() => {
+    const now = clock();
+    for (const [key, counter] of counters) if (counter.lapsesAt <= now) counters.delete(key);
+    for (const [key, bucket] of buckets) if (bucket.fullAt <= now) buckets.delete(key);
+  }, SWEEP_MS);
+  sweep.unref();
+  return {
+    kind: 'memory',
+    increment(key, ttlMs) {
+      const now = clock();
+      const current = counters.get(key);
+      const count = current && current.lapsesAt > now ? current.count + 1 : 1;
+      put(counters, key, { count, lapsesAt: now + ttlMs });
+      return Promise.resolve(count);
+    },
+    reset(key) {
+      counters.delete(key);
+      return Promise.resolve();
+    },
+    take(key, limit) {
+      const now = clock();
+      const { state, result } = take(buckets.get(key), limit, now);
+      put(buckets, key, { ...state, fullAt: result.resetAt * 1000 });
+      return Promise.resolve(result);
+    },
+    peek(key, limit) {
+      const now = clock();
+      const tokens = refill(buckets.get(key), limit, now);
+      return Promise.resolve(describe(tokens >= 1, tokens, limit, now));
+    },
+    close() {
+      clearInterval(sweep);
+      counters.clear();
+      buckets.clear();
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * Attack-protection counters in Redis, shared by every node. The bucket script is the rate limiter's
+ * (http/rate-limit/redis-store.ts) with a cost: 0 looks without taking. Redis's own clock keeps skewed nodes in step.
+ */
+import { Redis } from 'ioredis';
+import { describe } from '../http/rate-limit/token-bucket.js';
+import type { AttackCounterStore } from './counter-store.js';
+
+const BUCKET_SCRIPT = `
+local capacity = tonumber(ARGV[1])
+local per_ms = tonumber(ARGV[2]) / 1000
+local cost = tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local data = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(data[1]) or capacity
+local ts = tonumber(data[2]) or now
+tokens = math.min(capacity, tokens + math.max(0, now - ts) * per_ms)
+local allowed = 0
+if tokens >= 1 then allowed = 1 end
+if cost > 0 then
+  if allowed == 1 then tokens = tokens - cost end
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+  redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / per_ms) + 1000)
+end
+return { allowed, tostring(tokens), tostring(now) }
+`;
+
+type BucketCommand = (key: string, capacity: number, perSecond: number, cost: number) => Promise<[number, string, string]>;
+
+export function createRedisCounterStore(url: string, prefix = 'gatehouse:ap:'): AttackCounterStore {
+  // Connects on first use (a CLI command that never logs anyone in never dials Redis), and like the rate limiter
+  // waits a second at most, so a slow Redis surfaces as an error the caller can fail open on, not a hung login.
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 });
+  redis.defineCommand('gatehouseAttackBucket', { numberOfKeys: 1, lua: BUCKET_SCRIPT });
+  redis.on('error', () => undefined);
+  const run = (redis as unknown as { gatehouseAttackBucket: BucketCommand }).gatehouseAttackBucket.bind(redis);
+  // While Redis is down and ioredis waits to reconnect, fail at once instead of queueing: every login would
+  // otherwise wait out the reconnect delay (up to seconds) on each counter it touches.
+  const available = () => {
+    if (redis.status === 'reconnecting' || redis.status === 'close' || redis.status === 'end') throw new Error(`Redis is ${redis.status}`);
+  };
+  const bucket: BucketCommand = (...args) => {
+    available();
+    return run(...args);
+  };
+  return {
+    kind: 'redis',
+    async increment(key, ttlMs) {
+      available();
+      const results = await redis.multi().incr(prefix + key).pexpire(prefix + key, ttlMs).exec();
+      const [error, count] = results?.[0] ?? [new Error('Redis transaction aborted'), 0];
+      if (error) throw error;
+      return Number(count);
+    },
+    async reset(key) {
+      available();
+      await redis.del(prefix + key);
+    },
+    async take(key, limit) {
+      const [allowed, tokens, now] = await bucket(prefix + key, limit.capacity, limit.perSecond, 1);
+      return describe(allowed === 1, Number(tokens), limit, Number(now));
+    },
+    async peek(key, limit) {
+      const [allowed, tokens, now] = await bucket(prefix + key, limit.capacity, limit.perSecond, 0);
+      return describe(allowed === 1, Number(tokens), limit, Number(now));
+    },
+    async close() {
+      if (redis.status === 'wait') redis.disconnect();
+      else await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
