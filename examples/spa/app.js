@@ -108,7 +108,7 @@ async function start() {
   };
 
   $('link').onclick = () =>
-    webAuth.popup.authorize({ prompt: 'login', responseType: 'id_token', scope: 'openid email', audience: undefined }, (error, second) => {
+    webAuth.popup.authorize({ prompt: 'login', scope: 'openid email' }, (error, second) => {
       if (error) return show(describe(error), 'error');
       management().linkUser(session.idTokenPayload.sub, second.idToken, (e) => {
         if (e) return show(describe(e), 'error');
@@ -117,6 +117,11 @@ async function start() {
       });
     });
 
+  // In the popup opened by "Link another account": hand the result to the opener, which links it.
+  if (window.opener && window.opener !== window && /id_token|error/.test(window.location.hash)) {
+    webAuth.popup.callback();
+    return;
+  }
   // Back from /authorize with tokens in the fragment, or a page load: try the hash, then the session.
   if (/access_token|id_token|error/.test(window.location.hash)) {
     webAuth.parseHash((error, result) => {

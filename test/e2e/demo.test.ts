@@ -64,4 +64,58 @@ describe('the demo app', () => {
     expect(problems.filter((p) => !/login_required|401|favicon/.test(p))).toEqual([]);
     await page.close();
   });
+
+  it('embedded login, signup then login, passwordless by email code, and linking a second account in a popup', async (context) => {
+    const page = await openPage(browser, context);
+    await page.goto(`${server.url}/demo`);
+    // Embedded login (/co/authenticate, then /authorize with the ticket).
+    await page.locator('#login-email').fill('demo@example.com');
+    await page.locator('#login-password').fill(PASSWORD);
+    await page.locator('#embedded-login button').click();
+    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    const primary = await page.locator('#who').textContent();
+    expect(primary).toBe('demo@example.com');
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Log in with the hosted page' }).waitFor();
+
+    // Sign up, then the embedded login that follows.
+    await page.locator('#signup-email').fill('second@example.com');
+    await page.locator('#signup-password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign up', exact: true }).click();
+    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    expect(await page.locator('#who').textContent()).toBe('second@example.com');
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Send me a code' }).waitFor();
+
+    // Passwordless by email code, read from the dev mailbox.
+    await page.locator('#pwl-email').fill('otp@example.com');
+    await page.getByRole('button', { name: 'Send me a code' }).click();
+    await page.locator('#pwl-code').waitFor();
+    let code: string | undefined;
+    await expect
+      .poll(async () => {
+        const mailbox = await (await fetch(`${server.url}/dev/mailbox`)).text();
+        const article = mailbox.split('<article').find((a) => a.includes('otp@example.com'));
+        code = article?.match(/\b(\d{6})\b/)?.[1];
+        return code;
+      }, { timeout: 15_000 })
+      .toBeTruthy();
+    await page.locator('#pwl-code').fill(code!);
+    await page.locator('#passwordless-login button').click();
+    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    expect(await page.locator('#who').textContent()).toBe('otp@example.com');
+
+    // Link the database account into this one: it logs in in a popup, its ID token goes to linkUser.
+    const popupOpened = page.waitForEvent('popup');
+    await page.getByRole('button', { name: 'Link another account' }).click();
+    const popup = await popupOpened;
+    await popup.waitForURL((url) => url.pathname === '/u/login');
+    await popup.getByLabel('Email address').fill('second@example.com');
+    await popup.getByLabel('Password').fill(PASSWORD);
+    await popup.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Linked second@example.com.').waitFor();
+    await expect.poll(() => page.locator('#identities li').count()).toBe(2);
+    await page.screenshot({ path: `${SCREENS}/demo-linked.png`, fullPage: true });
+    await page.close();
+  });
 });

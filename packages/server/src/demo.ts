@@ -8,7 +8,7 @@ import type { FastifyReply } from 'fastify';
 import { NotFound } from './http/errors.js';
 import type { App, Services } from './services.js';
 import { listClients } from './store/clients.js';
-import { DATABASE_CONNECTION_NAME } from './tenancy/bootstrap.js';
+import { DATABASE_CONNECTION_NAME, EMAIL_CONNECTION_NAME } from './tenancy/bootstrap.js';
 
 /** examples/spa, from packages/server/src or packages/server/dist alike. */
 const DEMO_DIR = new URL('../../../examples/spa/', import.meta.url);
@@ -32,9 +32,6 @@ function loadAssets(): Map<string, { body: Buffer; type: string }> {
   return assets;
 }
 
-/** The passwordless connection the demo uses for email codes. */
-export const DEMO_PASSWORDLESS_CONNECTION = 'email';
-
 export function registerDemo(app: App, services: Services): void {
   const assets = loadAssets();
   if (!assets.has('index.html')) return;
@@ -44,12 +41,19 @@ export function registerDemo(app: App, services: Services): void {
     const demoApp = (await listClients(services.store.db, request.tenant.id)).find((c) => c.is_default_app);
     if (!demoApp) throw new NotFound('The Default App was deleted, so the demo has no client to sign in with');
     reply.header('cache-control', 'no-cache');
-    return { clientID: demoApp.client_id, databaseConnection: DATABASE_CONNECTION_NAME, passwordlessConnection: DEMO_PASSWORDLESS_CONNECTION };
+    return { clientID: demoApp.client_id, databaseConnection: DATABASE_CONNECTION_NAME, passwordlessConnection: EMAIL_CONNECTION_NAME };
   });
   const send = (reply: FastifyReply, isDefaultTenant: boolean, name: string) => {
     const asset = assets.get(name);
     if (!asset || !isDefaultTenant) throw new NotFound('No demo app here');
-    return reply.type(asset.type).header('content-security-policy', CSP).header('cache-control', 'no-cache').send(asset.body);
+    // The demo opens a login popup (linking an account) and must keep its opener across the popup's trip
+    // through the hosted pages: no same-origin opener policy here.
+    return reply
+      .type(asset.type)
+      .header('content-security-policy', CSP)
+      .header('cross-origin-opener-policy', 'unsafe-none')
+      .header('cache-control', 'no-cache')
+      .send(asset.body);
   };
   const schema = { tags: ['demo'], summary: 'The demo single-page app' };
   app.get('/demo', { schema }, (request, reply) => send(reply, request.tenant.isDefault, 'index.html'));

@@ -220,7 +220,11 @@ export class WebAuth {
   }
 
   private popupAuthorize(options: AuthorizeOptions, callback: Callback<AuthResult>): void {
-    if (window.location.origin === new URL(this.baseUrl).origin) throw new Error('popup.authorize cannot be used within hosted login pages');
+    // The server's own hosted pages (/u/…, /authorize…) must not open login popups; an app served from the
+    // same origin (the demo at /demo) may.
+    if (window.location.origin === new URL(this.baseUrl).origin && /^\/(u|authorize|login)(\/|$)/.test(window.location.pathname)) {
+      throw new Error('popup.authorize cannot be used within hosted login pages');
+    }
     // Opened first, synchronously inside the click that called us, so that popup blockers allow it.
     const popup = openPopup(options.popupOptions as { width?: number; height?: number } | undefined);
     let params: AuthorizeOptions;

@@ -261,6 +261,18 @@ async function ensureDatabaseConnection(store: Store, tenant: Tenant, tenantIsNe
   for (const clientId of enableFor) await enableConnectionForClient(store.db, connection, clientId);
 }
 
+/** The passwordless email connection the demo app signs in with by code; made with the tenant, like the others. */
+export const EMAIL_CONNECTION_NAME = 'email';
+
+async function ensureEmailConnection(store: Store, tenant: Tenant, tenantIsNew: boolean, enableFor: string[]): Promise<void> {
+  if (!tenantIsNew || (await findConnectionByName(store.db, tenant.id, EMAIL_CONNECTION_NAME))) return;
+  await insertConnection(
+    store.db,
+    { id: newId.connection(), tenant_id: tenant.id, name: EMAIL_CONNECTION_NAME, strategy: 'email', display_name: 'Email code or link', options: { disable_signup: false, brute_force_protection: true } },
+    enableFor,
+  );
+}
+
 export async function bootstrap(store: Store, keyRing: KeyRing, sealer: Sealer, config: Config): Promise<BootstrapResult> {
   const tenantIsNew = !(await findDefaultTenant(store.db));
   const tenant = await ensureDefaultTenant(store, config.publicUrl);
@@ -269,5 +281,6 @@ export async function bootstrap(store: Store, keyRing: KeyRing, sealer: Sealer, 
   const admin = await ensureAdminClient(store, sealer, config, tenant, audience);
   const defaultAppClientId = await ensureDefaultApp(store, tenant, tenantIsNew);
   await ensureDatabaseConnection(store, tenant, tenantIsNew, tenantIsNew && defaultAppClientId ? [defaultAppClientId] : []);
+  await ensureEmailConnection(store, tenant, tenantIsNew, defaultAppClientId ? [defaultAppClientId] : []);
   return { tenant, admin, managementAudience: audience, defaultAppClientId };
 }
