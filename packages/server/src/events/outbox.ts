@@ -1,0 +1,242 @@
+/**
+ * The transactional outbox. A change calls `emitEvent` inside its own transaction: the event row, and one
+ * delivery row per enabled stream subscribed to its type, commit or roll back with the change. The delivery
+ * worker (worker.ts) finds the delivery rows by polling, and sooner when this process signals it.
+ *
+ * Emitting costs one insert, plus one when some stream subscribes; which streams subscribe is cached per
+ * tenant for a moment (SUBSCRIPTIONS_TTL_MS) and dropped whenever this process changes a stream.
+ */
+import { EventEmitter } from 'node:events';
+import { sql, type Kysely } from 'kysely';
+import { randomAlphanumeric } from '../crypto/ids.js';
+import type { Database } from '../store/schema.js';
+import type { EventType } from './catalogue.js';
+
+export interface EventContext {
+  tenant_id?: string;
+  client_id?: string;
+  connection_id?: string;
+  request_id?: string;
+  ip?: string;
+  user_agent?: string;
+}
+
+export interface RaisedEvent {
+  tenantId: string;
+  type: EventType;
+  object: Record<string, unknown>;
+  previousObject?: Record<string, unknown>;
+  context?: EventContext;
+}
+
+/** `data` of a CloudEvent, as reference A.8 and A.9 shape it. */
+export interface CloudEventData {
+  object: Record<string, unknown>;
+  previous_object?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+export interface CloudEvent {
+  specversion: '1.0';
+  type: EventType;
+  /** `urn:gatehouse:<tenant domain>`. */
+  source: string;
+  /** `evt_` + 22 characters. */
+  id: string;
+  time: string;
+  data: CloudEventData;
+  /** The tenant's name. */
+  a0tenant: string;
+  /** The stream it was delivered to. */
+  a0stream?: string;
+  /** Only on test events. */
+  a0purpose?: 'test';
+}
+
+// Time-ordered ids: 8 base62 digits of the millisecond clock, then 14 random ones (26 characters with `evt_`).
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+function base62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  for (let i = 0; i < width; i++) {
+    out = BASE62[rest % 62]! + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out;
+}
+
+export function newEventId(now = Date.now()): string {
+  return `evt_${base62(now, 8)}${randomAlphanumeric(14)}`;
+}
+
+/** `urn:gatehouse:<host>` of the tenant's public URL. */
+export function eventSource(baseUrl: string): string {
+  let host: string;
+  try {
+    host = new URL(baseUrl).host;
+  } catch {
+    host = baseUrl;
+  }
+  return `urn:gatehouse:${host}`;
+}
+
+/** The reference's `data.context` ({ tenant, client?, connection?, request? }) from what the caller knew. */
+export function contextData(tenantId: string, context: EventContext): Record<string, unknown> {
+  const request: Record<string, unknown> = {};
+  if (context.request_id) request.id = context.request_id;
+  if (context.ip) request.ip = context.ip;
+  if (context.user_agent) request.user_agent = context.user_agent;
+  return {
+    tenant: { id: context.tenant_id ?? tenantId },
+    ...(context.client_id && { client: { id: context.client_id } }),
+    ...(context.connection_id && { connection: { id: context.connection_id } }),
+    ...(Object.keys(request).length > 0 && { request }),
+  };
+}
+
+// --- subscriptions cache ----------------------------------------------------------------------------------
+
+/** Long enough to keep bursts of changes at one insert plus one; short enough that other nodes catch up. */
+const SUBSCRIPTIONS_TTL_MS = 2000;
+
+interface CachedSubscriptions {
+  at: number;
+  /** Stream ids by event type, enabled streams only. */
+  byType: Map<string, string[]>;
+}
+
+const subscriptionCache = new Map<string, CachedSubscriptions>();
+
+/** Called after any change to a tenant's streams (create, update, delete, auto-disable). */
+export function forgetSubscriptions(tenantId: string): void {
+  subscriptionCache.delete(tenantId);
+}
+
+async function subscribedStreams(db: Kysely<Database>, tenantId: string, type: EventType): Promise<string[]> {
+  const now = Date.now();
+  let cached = subscriptionCache.get(tenantId);
+  if (!cached || now - cached.at > SUBSCRIPTIONS_TTL_MS) {
+    const rows = await db
+      .selectFrom('event_streams')
+      .select(['id', 'subscriptions'])
+      .where('tenant_id', '=', tenantId)
+      .where('status', '=', 'enabled')
+      .execute();
+    const byType = new Map<string, string[]>();
+    for (const row of rows) {
+      for (const subscribed of JSON.parse(row.subscriptions) as string[]) {
+        const list = byType.get(subscribed) ?? [];
+        list.push(row.id);
+        byType.set(subscribed, list);
+      }
+    }
+    cached = { at: now, byType };
+    subscriptionCache.set(tenantId, cached);
+  }
+  return cached.byType.get(type) ?? [];
+}
+
+// --- wake-ups ---------------------------------------------------------------------------------------------
+
+const queued = new EventEmitter();
+queued.setMaxListeners(0);
+
+/** Tells the workers of this process that delivery rows were written (they may not be committed yet). */
+export function signalDeliveriesQueued(): void {
+  queued.emit('queued');
+}
+
+/** Tells the workers of this process that a tenant's settings changed (they cache them for a second). */
+export function signalTenantChanged(tenantId: string): void {
+  queued.emit('tenant', tenantId);
+}
+
+export function onTenantChanged(listener: (tenantId: string) => void): () => void {
+  queued.on('tenant', listener);
+  return () => queued.off('tenant', listener);
+}
+
+/** Subscribes a worker to `signalDeliveriesQueued`; returns the unsubscribe function. */
+export function onDeliveriesQueued(listener: () => void): () => void {
+  queued.on('queued', listener);
+  return () => queued.off('queued', listener);
+}
+
+// --- emitting and reading ---------------------------------------------------------------------------------
+
+/** Call inside the same transaction as the change (pass the Transaction; it is a Kysely<Database>). */
+export async function emitEvent(db: Kysely<Database>, event: RaisedEvent): Promise<void> {
+  const now = Date.now();
+  const id = newEventId(now);
+  const data: CloudEventData = {
+    object: event.object,
+    ...(event.previousObject && { previous_object: event.previousObject }),
+    context: contextData(event.tenantId, event.context ?? {}),
+  };
+  await db
+    .insertInto('events')
+    .values({ id, tenant_id: event.tenantId, type: event.type, data: JSON.stringify(data), created_at: now })
+    .execute();
+  const streams = await subscribedStreams(db, event.tenantId, event.type);
+  if (streams.length === 0) return;
+  // Selected from the streams themselves, so a cached list that is a moment old (a stream deleted or disabled
+  // on another node) can neither break the change with a foreign key error nor queue for a disabled stream.
+  await db
+    .insertInto('event_deliveries')
+    .columns(['stream_id', 'event_id', 'tenant_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'lease_id', 'redelivery', 'attempts', 'created_at', 'completed_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('event_streams')
+        .select([
+          'id',
+          sql<string>`cast(${id} as text)`.as('event_id'),
+          'tenant_id',
+          sql<string>`cast(${event.type} as text)`.as('event_type'),
+          sql.lit('pending').as('status'),
+          sql.lit(0).as('attempt_count'),
+          sql.lit(now).as('next_attempt_at'),
+          sql<null>`null`.as('lease_id'),
+          sql.lit(0).as('redelivery'),
+          sql.lit('[]').as('attempts'),
+          sql.lit(now).as('created_at'),
+          sql<null>`null`.as('completed_at'),
+        ])
+        .where('tenant_id', '=', event.tenantId)
+        .where('id', 'in', streams)
+        .where('status', '=', 'enabled'),
+    )
+    .execute();
+  signalDeliveriesQueued();
+}
+
+export interface StoredEvent {
+  id: string;
+  type: string;
+  data: string;
+  created_at: number;
+}
+
+/** The CloudEvent of a stored event row, for a tenant of that name and public URL. */
+export function cloudEventOf(row: StoredEvent, tenant: { name: string; baseUrl: string }, streamId?: string): CloudEvent {
+  return {
+    specversion: '1.0',
+    type: row.type as EventType,
+    source: eventSource(tenant.baseUrl),
+    id: row.id,
+    time: new Date(row.created_at).toISOString(),
+    data: JSON.parse(row.data) as CloudEventData,
+    a0tenant: tenant.name,
+    ...(streamId && { a0stream: streamId }),
+  };
+}
+
+/** Every CloudEvent raised for the tenant, oldest first (tests, and the source of replays). */
+export async function listEvents(db: Kysely<Database>, tenantId: string, filter: { type?: EventType } = {}): Promise<CloudEvent[]> {
+  const tenant = await db.selectFrom('tenants').select(['name', 'base_url']).where('id', '=', tenantId).executeTakeFirst();
+  if (!tenant) return [];
+  let query = db.selectFrom('events').select(['id', 'type', 'data', 'created_at']).where('tenant_id', '=', tenantId);
+  if (filter.type) query = query.where('type', '=', filter.type);
+  const rows = await query.orderBy('created_at').orderBy('id').execute();
+  return rows.map((row) => cloudEventOf(row, { name: tenant.name, baseUrl: tenant.base_url }));
+}

@@ -1,0 +1,138 @@
+/**
+ * /api/v2/tenants/settings: the tenant's own settings under Auth0's names, mapped onto the tenant row
+ * (`friendly_name`) and its TenantSettings document.
+ *
+ * Where the reference is silent:
+ *  - `session_lifetime` and `idle_session_lifetime` are hours (1 to 8760), shown with the defaults the login
+ *    session uses (168 and 72) when never set;
+ *  - an empty string clears `picture_url`, `default_audience` and `default_directory`;
+ *  - `default_directory` must name an existing database (`auth0`) connection;
+ *  - `allow_insecure_webhooks` lets event streams use http and loopback or private addresses (development).
+ * A write drops this process's cached tenant, so the next request sees it; other nodes within 5 s.
+ */
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import { signalTenantChanged } from '../events/outbox.js';
+import { InvalidInput, NotFound } from '../http/errors.js';
+import type { App, Services } from '../services.js';
+import { findConnectionByName } from '../store/connections.js';
+import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { operation } from './operation.js';
+
+/** What login/session.ts uses when a lifetime was never set. */
+const DEFAULT_SESSION_LIFETIME_HOURS = 168;
+const DEFAULT_IDLE_SESSION_LIFETIME_HOURS = 72;
+
+const NO_NUL = '^[^\\u0000]*$';
+const Url = Type.String({ maxLength: 2000, pattern: '^(https?://[^\\u0000\\s]+)?$' });
+const Hours = Type.Number({ minimum: 1, maximum: 8760 });
+const Color = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$' });
+
+const SettingsView = Type.Object({
+  friendly_name: Type.String(),
+  picture_url: Type.Optional(Type.String()),
+  allowed_logout_urls: Type.Array(Type.String()),
+  session_lifetime: Type.Number({ description: 'Hours' }),
+  idle_session_lifetime: Type.Number({ description: 'Hours' }),
+  default_audience: Type.Optional(Type.String()),
+  default_directory: Type.Optional(Type.String()),
+  universal_login: Type.Optional(Type.Object({ colors: Type.Object({ primary: Type.Optional(Type.String()) }) })),
+  allow_insecure_webhooks: Type.Boolean(),
+});
+type SettingsView = Static<typeof SettingsView>;
+
+const SettingsPatch = Type.Object(
+  {
+    friendly_name: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: NO_NUL })),
+    picture_url: Type.Optional(Url),
+    allowed_logout_urls: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 2000, pattern: NO_NUL }), { maxItems: 100 })),
+    session_lifetime: Type.Optional(Hours),
+    idle_session_lifetime: Type.Optional(Hours),
+    default_audience: Type.Optional(Type.String({ maxLength: 600, pattern: NO_NUL })),
+    default_directory: Type.Optional(Type.String({ maxLength: 128, pattern: NO_NUL })),
+    universal_login: Type.Optional(
+      Type.Object(
+        { colors: Type.Optional(Type.Object({ primary: Type.Optional(Color) }, { additionalProperties: false })) },
+        { additionalProperties: false },
+      ),
+    ),
+    allow_insecure_webhooks: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+type SettingsPatch = Static<typeof SettingsPatch>;
+
+function present(tenant: Tenant): SettingsView {
+  const s = tenant.settings;
+  return {
+    friendly_name: tenant.friendlyName,
+    ...(s.branding?.logo_url && { picture_url: s.branding.logo_url }),
+    allowed_logout_urls: s.allowed_logout_urls ?? [],
+    session_lifetime: s.session_lifetime ?? DEFAULT_SESSION_LIFETIME_HOURS,
+    idle_session_lifetime: s.idle_session_lifetime ?? DEFAULT_IDLE_SESSION_LIFETIME_HOURS,
+    ...(s.default_audience && { default_audience: s.default_audience }),
+    ...(s.default_directory && { default_directory: s.default_directory }),
+    ...(s.branding?.primary_color && { universal_login: { colors: { primary: s.branding.primary_color } } }),
+    allow_insecure_webhooks: s.allow_insecure_webhooks === true,
+  };
+}
+
+/** `value` for a string setting, where "" means "not set". */
+function orUnset(value: string | undefined, current: string | undefined): string | undefined {
+  if (value === undefined) return current;
+  return value === '' ? undefined : value;
+}
+
+function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSettings {
+  const branding = {
+    ...settings.branding,
+    logo_url: orUnset(patch.picture_url, settings.branding?.logo_url),
+    primary_color: patch.universal_login?.colors?.primary ?? settings.branding?.primary_color,
+  };
+  const next: TenantSettings = {
+    ...settings,
+    branding,
+    ...(patch.allowed_logout_urls !== undefined && { allowed_logout_urls: patch.allowed_logout_urls }),
+    ...(patch.session_lifetime !== undefined && { session_lifetime: patch.session_lifetime }),
+    ...(patch.idle_session_lifetime !== undefined && { idle_session_lifetime: patch.idle_session_lifetime }),
+    default_audience: orUnset(patch.default_audience, settings.default_audience),
+    default_directory: orUnset(patch.default_directory, settings.default_directory),
+    ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
+  };
+  // Unset values are dropped rather than stored as undefined/null.
+  return JSON.parse(JSON.stringify(next)) as TenantSettings;
+}
+
+export function registerTenantSettings(api: App, services: Services): void {
+  const db = services.store.db;
+
+  /** Fresh from the database: request.tenant may be a few seconds old. */
+  async function current(id: string): Promise<Tenant> {
+    const tenant = await findTenantById(db, id);
+    if (!tenant) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
+    return tenant;
+  }
+
+  api.get('/tenants/settings', {
+    ...operation(['read:tenant_settings'], { summary: 'Get the tenant settings', response: { 200: SettingsView } }),
+    handler: async (request) => present(await current(request.tenant.id)),
+  });
+
+  api.patch('/tenants/settings', {
+    ...operation(['update:tenant_settings'], { summary: 'Update the tenant settings', body: SettingsPatch, response: { 200: SettingsView } }),
+    handler: async (request) => {
+      const tenant = await current(request.tenant.id);
+      const patch = request.body;
+      if (patch.default_directory) {
+        const connection = await findConnectionByName(db, tenant.id, patch.default_directory);
+        if (!connection || connection.strategy !== 'auth0') {
+          throw new InvalidInput('body', `default_directory: no database connection named ${JSON.stringify(patch.default_directory)}`);
+        }
+      }
+      const settings = applyPatch(tenant.settings, patch);
+      await updateTenant(db, tenant.id, { settings, ...(patch.friendly_name !== undefined && { friendlyName: patch.friendly_name }) });
+      services.tenants.invalidate();
+      signalTenantChanged(tenant.id);
+      return present({ ...tenant, settings, friendlyName: patch.friendly_name ?? tenant.friendlyName });
+    },
+  });
+}
