@@ -11,6 +11,15 @@
  * Environment: PORT (required), HOST (default 127.0.0.1), BENCH_CLIENT_ID, BENCH_CLIENT_SECRET (required),
  * BENCH_RESOURCE (default https://api.example/), BENCH_SCOPE (default read:users), BENCH_TOKEN_TTL (seconds,
  * default 86400: the lifetime Gatehouse gives its tokens, so both sign the same `exp` arithmetic).
+ *
+ * The userinfo scenario also sets BENCH_USERINFO_CLAIMS: the JSON claims Gatehouse's /userinfo returned for a
+ * bench user (`sub` included). Then the provider also has one account with exactly those claims (`findAccount`;
+ * the standard `profile` and `email` scope-to-claims mapping), a public client for it (authorization_code), and,
+ * before it listens, a grant of `openid profile email` to that client and an access token from it, minted
+ * through the provider's own Grant and AccessToken models (opaque, in the in-memory adapter, which is what
+ * oidc-provider's /me accepts: a token with a resource audience is refused there). The token is printed as one
+ * line `USERINFO_ACCESS_TOKEN <token>` on stdout. There is no login UI (devInteractions off): the bench needs
+ * the userinfo endpoint, not how the user got there.
  */
 import { createServer } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -38,8 +47,45 @@ const tokenTtl = Number(process.env.BENCH_TOKEN_TTL || 86_400);
 const { privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
 const signingJwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'bench' };
 
+/** The userinfo scenario's account (see above), or undefined for the client_credentials scenario. */
+const userinfoClaims = process.env.BENCH_USERINFO_CLAIMS
+  ? /** @type {Record<string, unknown> & { sub: string }} */ (JSON.parse(process.env.BENCH_USERINFO_CLAIMS))
+  : undefined;
+const USERINFO_CLIENT_ID = 'bench-userinfo-client';
+const USERINFO_SCOPE = 'openid profile email';
+
+/** @type {Record<string, unknown>} */
+const userinfoConfiguration = userinfoClaims
+  ? {
+      claims: {
+        acr: null,
+        sid: null,
+        auth_time: null,
+        iss: null,
+        openid: ['sub'],
+        profile: ['name', 'nickname', 'given_name', 'family_name', 'picture', 'updated_at'],
+        email: ['email', 'email_verified'],
+      },
+      findAccount: (/** @type {unknown} */ _ctx, /** @type {string} */ id) =>
+        id === userinfoClaims.sub ? { accountId: id, claims: () => userinfoClaims } : undefined,
+    }
+  : {};
+const userinfoClients = userinfoClaims
+  ? [
+      {
+        client_id: USERINFO_CLIENT_ID,
+        grant_types: ['authorization_code'],
+        redirect_uris: ['https://spa.bench.example/callback'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      },
+    ]
+  : [];
+
 const provider = new Provider(`http://localhost:${port}`, {
+  ...userinfoConfiguration,
   clients: [
+    ...userinfoClients,
     {
       client_id: clientId,
       client_secret: clientSecret,
@@ -50,7 +96,7 @@ const provider = new Provider(`http://localhost:${port}`, {
     },
   ],
   jwks: { keys: [signingJwk] },
-  ttl: { ClientCredentials: tokenTtl },
+  ttl: { ClientCredentials: tokenTtl, ...(userinfoClaims && { AccessToken: tokenTtl, Grant: tokenTtl }) },
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
@@ -62,6 +108,23 @@ const provider = new Provider(`http://localhost:${port}`, {
     },
   },
 });
+
+/**
+ * The models the userinfo set-up uses (oidc-provider has no types; see types/oidc-provider.d.ts).
+ * @typedef {object} ProviderModels
+ * @property {{ find(id: string): Promise<unknown> }} Client
+ * @property {new (init: { accountId: string, clientId: string }) => { addOIDCScope(scope: string): void, save(): Promise<string> }} Grant
+ * @property {new (init: { accountId: string, client: unknown, grantId: string, scope: string, gty: string }) => { save(): Promise<string> }} AccessToken
+ */
+if (userinfoClaims) {
+  const models = /** @type {ProviderModels} */ (/** @type {unknown} */ (provider));
+  const client = await models.Client.find(USERINFO_CLIENT_ID);
+  const grant = new models.Grant({ accountId: userinfoClaims.sub, clientId: USERINFO_CLIENT_ID });
+  grant.addOIDCScope(USERINFO_SCOPE);
+  const grantId = await grant.save();
+  const accessToken = await new models.AccessToken({ accountId: userinfoClaims.sub, client, grantId, scope: USERINFO_SCOPE, gty: 'authorization_code' }).save();
+  process.stdout.write(`USERINFO_ACCESS_TOKEN ${accessToken}\n`);
+}
 
 const server = createServer(provider.callback());
 

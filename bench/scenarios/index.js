@@ -5,10 +5,15 @@
  * Every scenario measures Gatehouse and what it is compared with in the same run, with the same settings,
  * and reports the ratio, which carries over between machines far better than either number.
  *  - jwks: a GET whose peer is a minimal server answering the same bytes (see lib/same-body.js);
- *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate.
+ *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate;
+ *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency.
  */
+import authorizationCode from './authorization-code.js';
 import clientCredentials from './client-credentials.js';
+import events from './events.js';
 import jwks from './jwks.js';
+import passwordRealm from './password-realm.js';
+import userinfo from './userinfo.js';
 
 /** @import { Gatehouse } from '../lib/gatehouse.js' */
 /** @import { LoadSettings } from '../lib/load.js' */
@@ -40,4 +45,4 @@ import jwks from './jwks.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials];
+export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events];
