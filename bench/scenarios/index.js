@@ -9,6 +9,7 @@
  *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency.
  */
 import authorizationCode from './authorization-code.js';
+import bundleSize from './bundle-size.js';
 import clientCredentials from './client-credentials.js';
 import events from './events.js';
 import jwks from './jwks.js';
@@ -45,4 +46,4 @@ import userinfo from './userinfo.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events];
+export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, bundleSize];

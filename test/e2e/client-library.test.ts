@@ -40,7 +40,7 @@ describe('svc v10 in Chromium', () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       const body =
         path === '/callback.html'
-          ? appPage(`<script>if (window.opener) webAuth.popup.callback(); else window.result = new Promise<unknown>((r) => webAuth.parseHash((err, res) => r({ err, res })));</script>`)
+          ? appPage(`<script>if (window.opener) webAuth.popup.callback(); else window.result = new Promise((r) => webAuth.parseHash((err, res) => r({ err, res })));</script>`)
           : path === '/verify.html'
             ? appPage('<script>webAuth.crossOriginVerification();</script>')
             : appPage('<p>app</p>');

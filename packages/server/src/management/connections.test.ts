@@ -67,6 +67,8 @@ describe('Management API: connections', () => {
         is_domain_connection: false,
         options: expect.objectContaining({ passwordPolicy: 'good' }),
       }),
+      // The demo's passwordless connection, also made at first start.
+      expect.objectContaining({ name: 'email', strategy: 'email', enabled_clients: [defaultApp] }),
     ]);
     expect(plain[0]!.id).toMatch(/^con_[A-Za-z0-9]{16}$/);
     // What auth0@7 connections.list() sends: checkpoint form with `next` absent on the last page.
@@ -74,8 +76,8 @@ describe('Management API: connections', () => {
     expect(await json(call('GET', '/connections?page=0&per_page=10&include_totals=true'))).toEqual({
       start: 0,
       limit: 10,
-      length: 1,
-      total: 1,
+      length: 2,
+      total: 2,
       connections: plain,
     });
   });
@@ -117,6 +119,9 @@ describe('Management API: connections', () => {
   });
 
   it('creates passwordless email and sms connections with their options', async () => {
+    // Replace the one made at first start: this test sets every option itself.
+    const made = (await json<ConnectionJson[]>(call('GET', '/connections?name=email')))[0]!;
+    expect((await call('DELETE', `/connections/${made.id}`)).status).toBe(204);
     const email = await create({
       name: 'email',
       strategy: 'email',

@@ -85,7 +85,7 @@ describe('Management API: users', () => {
     });
     server.server.services.tenants.invalidate();
     token = await managementToken(server);
-    await createConnection({ name: 'email', strategy: 'email' });
+    // 'email' exists already (made at first start for the demo); 'sms' does not.
     await createConnection({ name: 'sms', strategy: 'sms' });
     await createConnection({
       name: 'usernames',

@@ -379,7 +379,7 @@ describe('attack protection on the hosted login page', () => {
     }
     const locked = await browser.post(form.action, { ...form.fields, username: 'ada@example.com', password });
     expect(locked.status).toBe(429);
-    expect(await locked.text()).toContain('Too many attempts');
+    expect(await locked.text()).toContain('Too many failed attempts');
     expect(browser.cookies.has('gh_session')).toBe(false);
   });
 });

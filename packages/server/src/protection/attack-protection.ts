@@ -130,11 +130,12 @@ export class AttackProtection {
     const failures = await this.#tolerate(() => this.counters.increment(key, BRUTE_FORCE_BLOCK_MS));
     // At or past the limit (past it when an admin lowered max_attempts mid-streak): block, and start counting afresh.
     if (failures === undefined || failures < bruteForce.max_attempts) return;
-    await this.#tolerate(() => this.counters.reset(key));
+    // Concurrent failures can all reach the limit: the one whose reset removed the streak writes the block.
+    if (!(await this.#tolerate(() => this.counters.reset(key)))) return;
     if (!bruteForce.shields.includes('block')) return;
     const now = this.#clock();
     const blockIp = bruteForce.mode === 'count_per_identifier' ? null : (ip ?? UNKNOWN_IP);
-    // Concurrent failures can all reach the limit; one block is enough.
+    // A block already there (another node's streak, or an earlier one still running) is enough.
     const existing = await listUserBlocks(this.db, tenantId, { identifier: attempt.identifier }, now);
     if (existing.some((b) => b.ip === blockIp)) return;
     const block = await insertUserBlock(this.db, {

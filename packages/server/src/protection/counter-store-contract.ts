@@ -23,7 +23,8 @@ export function runAttackCounterStoreContract(name: string, create: () => Attack
       expect(await store.increment(a, 60_000)).toBe(2);
       expect(await store.increment(b, 60_000)).toBe(1);
       expect(await store.increment(a, 60_000)).toBe(3);
-      await store.reset(a);
+      expect(await store.reset(a)).toBe(true);
+      expect(await store.reset(a)).toBe(false);
       expect(await store.increment(a, 60_000)).toBe(1);
       expect(await store.increment(b, 60_000)).toBe(2);
     });

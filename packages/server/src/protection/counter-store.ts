@@ -11,8 +11,11 @@ export interface AttackCounterStore {
   readonly kind: 'memory' | 'redis';
   /** Adds one to the counter at `key` and returns the new count; the counter lapses `ttlMs` after its last increment. */
   increment(key: string, ttlMs: number): Promise<number>;
-  /** Forgets the counter at `key`. */
-  reset(key: string): Promise<void>;
+  /**
+   * Forgets the counter at `key`; true when this call removed it. Atomic: of several concurrent callers, one
+   * gets true, which is how exactly one of the failures that crossed the limit writes the block.
+   */
+  reset(key: string): Promise<boolean>;
   /** Takes one token from the bucket at `key` (refused when none is left). */
   take(key: string, limit: BucketLimit): Promise<TakeResult>;
   /** Reports the bucket at `key` without taking from it: `allowed` when a whole token is left. */

@@ -31,8 +31,7 @@ export function createMemoryCounterStore(clock: () => number = Date.now): Attack
       return Promise.resolve(count);
     },
     reset(key) {
-      counters.delete(key);
-      return Promise.resolve();
+      return Promise.resolve(counters.delete(key));
     },
     take(key, limit) {
       const now = clock();

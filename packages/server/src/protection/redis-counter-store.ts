@@ -55,7 +55,7 @@ export function createRedisCounterStore(url: string, prefix = 'gatehouse:ap:'): 
     },
     async reset(key) {
       available();
-      await redis.del(prefix + key);
+      return (await redis.del(prefix + key)) === 1;
     },
     async take(key, limit) {
       const [allowed, tokens, now] = await bucket(prefix + key, limit.capacity, limit.perSecond, 1);

@@ -190,6 +190,14 @@ export async function exportTenant(call: ManagementCall, tenant: Tenant): Promis
       .map((g) => ({ ...portable('client_grants', g), client: clientNames.get(g.client_id as string) })),
     roles: roles.map((role, i) => ({ ...portable('roles', role), permissions: rolePermissions[i] })),
   };
+  // Sorted by what objects are matched on, so that two tenants with the same configuration export the same
+  // file whatever order their objects were created in.
+  const by = (key: (o: Json) => string) => (a: Json, b: Json) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  doc.resource_servers.sort(by((o) => String(o.identifier)));
+  doc.clients.sort(by((o) => String(o.name)));
+  doc.connections.sort(by((o) => String(o.name)));
+  doc.client_grants.sort(by((o) => `${String(o.client)}\u0000${String(o.audience)}`));
+  doc.roles.sort(by((o) => String(o.name)));
   return replaceInStrings(doc, tenant.baseUrl, BASE_URL_PLACEHOLDER);
 }
 
