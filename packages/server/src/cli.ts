@@ -37,7 +37,8 @@ function banner(config: Config, result: BootstrapResult): string {
     `  Issuer:           ${tenant.issuer}`,
     `  Discovery:        ${tenant.baseUrl}/.well-known/openid-configuration`,
     `  JWKS:             ${tenant.baseUrl}/.well-known/jwks.json`,
-    `  Demo page:        ${tenant.baseUrl}/demo`,
+    `  Demo app:         ${tenant.baseUrl}/demo  (sign in, sign up, passwordless, svc v10 at ${tenant.baseUrl}/lib/svc.js)`,
+    ...(config.devMailbox ? [`  Dev mailbox:      ${tenant.baseUrl}/dev/mailbox  (emails are kept here: no GATEHOUSE_SMTP_URL)`] : []),
     `  Health:           ${tenant.baseUrl}/healthz  ${tenant.baseUrl}/readyz`,
     `  Management API:   ${managementAudience}`,
   ];

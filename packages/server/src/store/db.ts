@@ -27,6 +27,36 @@ export interface Store {
 
 const PG_INT8 = 20;
 
+/** Distinct SQL texts kept prepared; the queries of a running server are far fewer. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew, and on the hot paths (token, userinfo, authorize) SQLite's parse and plan
+ * cost more than the lookup itself. Prepared statements are reusable in better-sqlite3 (and recompiled by
+ * SQLite after a schema change), and Kysely runs one query at a time on this connection, so each SQL text is
+ * prepared once and kept, least recently used first out.
+ */
+function withStatementCache(database: SQLite.Database): { prepare: SQLite.Database['prepare']; close: () => void } {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    prepare: ((source: string) => {
+      let statement = statements.get(source);
+      if (statement) {
+        statements.delete(source);
+      } else {
+        statement = database.prepare(source);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      }
+      statements.set(source, statement);
+      return statement;
+    }) as SQLite.Database['prepare'],
+    close: () => {
+      statements.clear();
+      database.close();
+    },
+  };
+}
+
 function openSqlite(file: string): Store {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const database = new SQLite(file);
@@ -35,7 +65,7 @@ function openSqlite(file: string): Store {
   // Several processes (GATEHOUSE_WORKERS, the CLI) may write the same file: wait for a lock instead of failing.
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
     dialect: 'sqlite',
