@@ -57,6 +57,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   const app = Fastify({
     logger: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // request.ip is the socket's address unless the connection comes from a listed proxy (X-Forwarded-For).
+    trustProxy: services.config.trustedProxies.length > 0 ? services.config.trustedProxies : false,
     // User ids may be up to 255 characters plus a provider prefix, and arrive URL-encoded in paths.
     routerOptions: { maxParamLength: 1000 },
     // Malformed URLs and over-long path parameters are answered by the router itself; render them like any error.

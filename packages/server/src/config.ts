@@ -4,6 +4,7 @@
  * the process with a message that names the key and says what it should be.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -28,6 +29,13 @@ export interface Config {
   emailFrom: string;
   /** Whether GET /dev/mailbox shows the kept emails (only ever without SMTP). */
   devMailbox: boolean;
+  /**
+   * Proxies (IPs or CIDRs) whose `X-Forwarded-For` is believed for the client IP (rate limits, attack
+   * protection); empty means the socket's address is the client.
+   */
+  trustedProxies: string[];
+  /** The SMS gateway used by sms connections that name none of their own (`gateway_url`). */
+  smsGatewayUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -52,6 +60,8 @@ const KEYS = [
   'GATEHOUSE_SMTP_URL',
   'GATEHOUSE_EMAIL_FROM',
   'GATEHOUSE_DEV_MAILBOX',
+  'GATEHOUSE_TRUSTED_PROXIES',
+  'GATEHOUSE_SMS_GATEWAY_URL',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -246,5 +256,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smtpUrl: smtp,
     emailFrom: overrides.emailFrom ?? emailFrom(raw('GATEHOUSE_EMAIL_FROM'), resolvedPublicUrl),
     devMailbox: overrides.devMailbox ?? devMailbox(raw('GATEHOUSE_DEV_MAILBOX'), smtp, resolvedPublicUrl),
+    trustedProxies: overrides.trustedProxies ?? trustedProxies(raw('GATEHOUSE_TRUSTED_PROXIES')),
+    smsGatewayUrl: overrides.smsGatewayUrl ?? smsGatewayUrl(raw('GATEHOUSE_SMS_GATEWAY_URL')),
   };
+}
+
+/** `10.0.0.1, 10.1.0.0/16, ::1`: each an IP address, optionally with a prefix length. */
+function trustedProxies(value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  return value.split(',').map((entry) => {
+    const item = entry.trim();
+    const [address = '', prefix] = item.split('/');
+    const family = isIP(address);
+    const bits = family === 6 ? 128 : 32;
+    if (family === 0 || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits))) {
+      throw new ConfigError(`GATEHOUSE_TRUSTED_PROXIES: "${item}" is not an IP address or CIDR range (e.g. 10.0.0.1 or 10.0.0.0/8)`);
+    }
+    return item;
+  });
+}
+
+function smsGatewayUrl(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('GATEHOUSE_SMS_GATEWAY_URL: expected an http(s) URL such as https://sms.example.com/send');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('GATEHOUSE_SMS_GATEWAY_URL: the scheme must be http or https');
+  return url.href;
 }

@@ -137,7 +137,7 @@ export function maskPhoneNumber(phone: string): string {
 }
 
 export async function sendSms(
-  services: { sealer: Sealer },
+  services: { sealer: Sealer; config?: { smsGatewayUrl?: string | undefined } },
   connection: Connection,
   message: OutgoingSms,
   context: { log: FastifyBaseLogger; ip?: string; userAgent?: string },
@@ -145,7 +145,8 @@ export async function sendSms(
   const options = connection.options as SmsConnectionOptions;
   // Twilio's own API is not spoken here: fail loudly rather than let codes vanish into the dev sink.
   if (options.provider === 'twilio') throw new SmsDeliveryError('unsupported');
-  const gatewayUrl = options.gateway_url;
+  // The connection's own gateway, else the server-wide one (GATEHOUSE_SMS_GATEWAY_URL), else the dev sink.
+  const gatewayUrl = options.gateway_url ?? services.config?.smsGatewayUrl;
   if (!gatewayUrl) {
     devSink.push({ tenantId: message.tenant.id, to: message.to, body: message.body, sentAt: Date.now() });
     if (devSink.length > DEV_SINK_SIZE) devSink.splice(0, devSink.length - DEV_SINK_SIZE);

@@ -178,7 +178,7 @@ describe('POST /co/authenticate', () => {
     });
 
     it('401 password_leaked: a password from a breach, when breached-password detection blocks at login', async () => {
-      const leaked = 'P@ssw0rd!';
+      const leaked = 'Trustno1';
       const { user_id } = await createUser(test, 'leaky@example.com', PASSWORD);
       // Set the breached password directly (an admin reset), then turn detection on with the block shield.
       expect((await management(test, 'PATCH', `/users/${encodeURIComponent(user_id)}`, { password: leaked, connection: REALM })).status).toBe(200);

@@ -79,7 +79,7 @@ describe('database connections with auth0-js@10 in Chromium', () => {
     const exists = await call(page, 'signup', { connection: DB, email: 'sdk.user@example.com', password: 'Sdk-Password-77' });
     expect(exists.error).toMatchObject({ statusCode: 400, code: 'user_exists', name: 'BadRequestError', description: 'The user already exists.' });
 
-    const weak = await call(page, 'signup', { connection: DB, email: 'weak.sdk@example.com', password: 'short' });
+    const weak = await call(page, 'signup', { connection: DB, email: 'weak.sdk@example.com', password: 'zq7' });
     expect(weak.error).toMatchObject({ statusCode: 400, code: 'invalid_password', name: 'PasswordStrengthError' });
     expect(weak.error?.policy).toContain('At least 8 characters in length');
     expect(weak.error?.description).toMatchObject({ verified: false });

@@ -109,7 +109,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const weak = await browser.post(form.action, { ...form.fields, password: 'abc', password_confirmation: 'abc' });
       expect(weak.status).toBe(400);
       expect(await weak.text()).toContain('Password is too weak.');
-      const leaked = await browser.post(form.action, { ...form.fields, password: 'Summer2024', password_confirmation: 'Summer2024' });
+      const leaked = await browser.post(form.action, { ...form.fields, password: 'Trustno1', password_confirmation: 'Trustno1' });
       expect(leaked.status).toBe(400);
       expect(await leaked.text()).toContain('appeared in a data breach');
 

@@ -143,7 +143,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     });
 
     it('answers password errors with their name, code, policy and (for strength) the rule list', async () => {
-      const weak = await signup({ client_id: app.client_id, connection: 'strict', email: 'weak@example.com', password: 'short' });
+      const weak = await signup({ client_id: app.client_id, connection: 'strict', email: 'weak@example.com', password: 'zq7' });
       expect(weak.status).toBe(400);
       expect(weak.body).toMatchObject({ name: 'PasswordStrengthError', code: 'invalid_password', statusCode: 400, description: { verified: false } });
       expect(weak.body.policy).toContain('* At least 10 characters in length');
@@ -165,7 +165,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     });
 
     it('refuses a password known from a breach (attack protection, pre-user-registration) in the family shape', async () => {
-      const leaked = await signup({ client_id: app.client_id, connection: DB, email: 'leaky@example.com', password: 'Summer2024' });
+      const leaked = await signup({ client_id: app.client_id, connection: DB, email: 'leaky@example.com', password: 'Trustno1' });
       expect(leaked).toMatchObject({ status: 401, body: { code: 'password_leaked', statusCode: 401, name: 'UnauthorizedError' } });
       const users = (await (await management(test, 'GET', '/users-by-email?email=leaky@example.com')).json()) as unknown[];
       expect(users).toEqual([]);
