@@ -48,7 +48,7 @@ describe('svc v10 in Chromium', () => {
     });
     await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
     appOrigin = `http://${new URL(server.url).hostname}:${(appServer.address() as AddressInfo).port}`;
-    app = await createApp(server, { callbacks: [`${appOrigin}/callback.html`], web_origins: [appOrigin], allowed_origins: [appOrigin], allowed_logout_urls: [`${appOrigin}/app.html`] });
+    app = await createApp(server, { callbacks: [`${appOrigin}/callback.html`], web_origins: [appOrigin], allowed_origins: [appOrigin], allowed_logout_urls: [`${appOrigin}/app.html`], cross_origin_authentication: true });
     await createUser(server, 'mae@example.com', PASSWORD);
   });
   afterAll(async () => {
@@ -215,5 +215,37 @@ describe('svc v10 in Chromium', () => {
     } finally {
       await fresh.close();
     }
+  });
+
+  it('signup, changePassword, login errors and buildAuthorizeUrl, in the shapes auth0-js callers read', async (context) => {
+    const page = await openPage(browser, context);
+    await page.goto(`${appOrigin}/app.html`);
+    const call = (method: string, opts: unknown) =>
+      page.evaluate(
+        ({ method, opts }) =>
+          new Promise<unknown>((r) => (window as unknown as { webAuth: Record<string, (o: unknown, cb: (e: unknown, res: unknown) => void) => void> }).webAuth[method]!(opts, (err, res) => r({ err, res }))),
+        { method, opts },
+      ) as Promise<Outcome>;
+    const created = await call('signup', { connection: 'Username-Password-Authentication', email: 'svc-new@example.com', password: PASSWORD, user_metadata: { plan: 'free' } });
+    expect(created.err).toBeNull();
+    expect(created.res).toMatchObject({ email: 'svc-new@example.com', emailVerified: false });
+    expect((await call('signup', { connection: 'Username-Password-Authentication', email: 'svc-new@example.com', password: PASSWORD })).err).toMatchObject({ statusCode: 400, code: 'user_exists' });
+    const weak = await call('signup', { connection: 'Username-Password-Authentication', email: 'svc-weak@example.com', password: 'zq7' });
+    expect(weak.err).toMatchObject({ statusCode: 400, code: 'invalid_password', name: 'PasswordStrengthError', policy: expect.stringContaining('characters') });
+    const reset = await call('changePassword', { connection: 'Username-Password-Authentication', email: 'nobody@example.com' });
+    expect(reset.err).toBeNull();
+    expect(reset.res).toBe("We've just sent you an email to reset your password.");
+    const denied = await call('login', { realm: 'Username-Password-Authentication', email: 'mae@example.com', password: 'wrong' });
+    expect(denied.err).toMatchObject({ code: 'access_denied', error: 'access_denied' });
+    const url = (await page.evaluate(() =>
+      (window as unknown as { webAuth: { client: { buildAuthorizeUrl(o: unknown): string } } }).webAuth.client.buildAuthorizeUrl({ responseType: 'code', state: 'a+b', codeChallenge: 'x', codeChallengeMethod: 'S256' }),
+    )) as string;
+    const built = new URL(url);
+    expect(built.pathname).toBe('/authorize');
+    expect(built.searchParams.get('client_id')).toBe(app.client_id);
+    expect(built.searchParams.get('state')).toBe('a+b');
+    expect(url).toContain('state=a%2Bb');
+    expect(built.searchParams.get('code_challenge_method')).toBe('S256');
+    await page.close();
   });
 });
