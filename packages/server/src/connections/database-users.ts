@@ -10,7 +10,7 @@ import { hashPassword, verifyAgainstDecoy, verifyPassword } from '../crypto/pass
 import type { Services } from '../services.js';
 import { findConnectionByName, listConnections, listEnabledClientsByConnection, type Connection } from '../store/connections.js';
 import type { Tenant } from '../store/tenants.js';
-import { findPrimaryUser, findUserInConnection, insertUser, recordLogin, updateUsers, type User } from '../store/users.js';
+import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin, updateUsers, type User } from '../store/users.js';
 import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import { findTenantById } from '../store/tenants.js';
@@ -155,28 +155,19 @@ export async function signUpWithPassword(
   const taken = await takenIdentifier(services, connection, email, username);
   if (taken) return { outcome: 'exists', by: taken };
   const tenant = await findTenantById(db, connection.tenant_id);
-  const user: User = {
-    user_id: `auth0|${randomHex(24)}`,
-    tenant_id: connection.tenant_id,
-    connection_id: connection.id,
-    email,
-    email_verified: false,
-    username,
-    phone_number: null,
-    phone_verified: false,
-    password_hash: await hashPassword(input.password),
-    blocked: false,
-    profile,
-    user_metadata: user_metadata ?? {},
-    app_metadata: {},
-    linked_to: null,
-    logins_count: 0,
-    last_login: null,
-    last_ip: null,
-    last_password_reset: null,
-    created_at: now,
-    updated_at: now,
-  };
+  const user = newUser(
+    {
+      user_id: `auth0|${randomHex(24)}`,
+      tenant_id: connection.tenant_id,
+      connection_id: connection.id,
+      email,
+      username,
+      password_hash: await hashPassword(input.password),
+      profile,
+      user_metadata: user_metadata ?? {},
+    },
+    now,
+  );
   try {
     // The user and its user.created event commit together (outbox).
     await db.transaction().execute(async (trx) => {

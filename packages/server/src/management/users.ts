@@ -40,6 +40,7 @@ import {
   linkUser,
   listLinkedIdentities,
   listUsers,
+  newUser,
   unlinkUser,
   updateUsers,
   userIdExists,
@@ -774,28 +775,23 @@ export function registerUsers(api: App, services: Services): void {
       for (const field of ['name', 'given_name', 'family_name', 'nickname', 'picture'] as const) {
         if (body[field] !== undefined) profile[field] = body[field];
       }
-      const user: User = {
-        user_id: `${PROVIDER_OF_STRATEGY[strategy]}|${body.user_id ?? randomHex(24)}`,
-        tenant_id: tenantId,
-        connection_id: connection.id,
-        email: body.email?.toLowerCase() ?? null,
-        email_verified: body.email_verified ?? false,
-        username: body.username?.toLowerCase() ?? null,
-        phone_number: body.phone_number ?? null,
-        phone_verified: body.phone_verified ?? false,
-        password_hash: null,
-        blocked: body.blocked ?? false,
-        profile,
-        user_metadata: body.user_metadata ?? {},
-        app_metadata: body.app_metadata ?? {},
-        linked_to: null,
-        logins_count: 0,
-        last_login: null,
-        last_ip: null,
-        last_password_reset: null,
-        created_at: now,
-        updated_at: now,
-      };
+      const user = newUser(
+        {
+          user_id: `${PROVIDER_OF_STRATEGY[strategy]}|${body.user_id ?? randomHex(24)}`,
+          tenant_id: tenantId,
+          connection_id: connection.id,
+          email: body.email?.toLowerCase() ?? null,
+          email_verified: body.email_verified ?? false,
+          username: body.username?.toLowerCase() ?? null,
+          phone_number: body.phone_number ?? null,
+          phone_verified: body.phone_verified ?? false,
+          blocked: body.blocked ?? false,
+          profile,
+          user_metadata: body.user_metadata ?? {},
+          app_metadata: body.app_metadata ?? {},
+        },
+        now,
+      );
       if (body.password !== undefined) assertPasswordAccepted(connection, body.password, personalInfo(user, user));
       if ((await userIdExists(db, user.user_id)) || (await findUserInConnection(db, connection.id, user))) throw new UserExists();
       if (body.password !== undefined) user.password_hash = await hashPassword(body.password);

@@ -72,6 +72,36 @@ function toRow(user: User): UsersTable {
   };
 }
 
+/**
+ * A user as it is first stored: never logged in, no metadata, not linked, not blocked; the caller gives its
+ * identity (ids, connection, identifiers) and whatever else it knows.
+ */
+export function newUser(
+  identity: Pick<User, 'user_id' | 'tenant_id' | 'connection_id'> & Partial<Omit<User, 'user_id' | 'tenant_id' | 'connection_id'>>,
+  now = Date.now(),
+): User {
+  return {
+    email: null,
+    email_verified: false,
+    username: null,
+    phone_number: null,
+    phone_verified: false,
+    password_hash: null,
+    blocked: false,
+    profile: {},
+    user_metadata: {},
+    app_metadata: {},
+    linked_to: null,
+    logins_count: 0,
+    last_login: null,
+    last_ip: null,
+    last_password_reset: null,
+    created_at: now,
+    updated_at: now,
+    ...identity,
+  };
+}
+
 export async function insertUser(db: Kysely<Database>, user: User): Promise<void> {
   await db.insertInto('users').values(toRow(user)).execute();
 }

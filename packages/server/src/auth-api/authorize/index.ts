@@ -1,5 +1,5 @@
 /**
- * GET and POST /authorize (RFC 6749 §4.1.1, §4.2.1; OIDC Core §3): the checks below run in order. Until the
+ * GET and POST /authorize (RFC 6749 §4.1.1, §4.2.1; OIDC Core §3): the checks of checks/index.ts run in order. Until the
  * client and its redirect URI are known good, a failure shows the error page and never redirects; after that,
  * failures go back to the client in its response mode. No CORS here, ever (RFC 9700 §2.6).
  */
@@ -9,25 +9,10 @@ import { sendErrorPage } from '../../login/error-page.js';
 import { signInResponseHeaders } from '../../login/hosted-page.js';
 import { loadLoginTransaction } from '../../login/transactions.js';
 import type { App, Services } from '../../services.js';
-import { checkClient } from './checks/client.js';
-import { clientOf, type AuthorizeCheck, type CheckContext } from './checks/context.js';
-import { checkConnection } from './checks/connection.js';
-import { checkNonce } from './checks/nonce.js';
-import { checkPkce } from './checks/pkce.js';
-import { checkPrompt } from './checks/prompt.js';
-import { checkRedirectUri } from './checks/redirect-uri.js';
-import { checkResponseMode } from './checks/response-mode.js';
-import { checkResponseType } from './checks/response-type.js';
-import { checkScope } from './checks/scope.js';
-import { checkWebMessageOrigin } from './checks/web-message-origin.js';
+import { checkAuthorizationRequest } from './checks/index.js';
 import { continueAuthorization, RESUME_PATH, sendAuthorizationError } from './complete.js';
 import { completeWithLoginTicket } from './login-ticket.js';
-import type { AuthorizationRequest, RawParameters } from './request.js';
-
-/** Failures here show the error page: there is no trusted place to send them yet. */
-const BEFORE_REDIRECT: AuthorizeCheck[] = [checkClient, checkRedirectUri, checkWebMessageOrigin];
-/** Failures here are sent to the redirect URI; response_mode first, so the rest know how to deliver. */
-const AFTER_REDIRECT: AuthorizeCheck[] = [checkResponseMode, checkResponseType, checkScope, checkNonce, checkPkce, checkPrompt, checkConnection];
+import type { RawParameters } from './request.js';
 
 const MAX_PARAMETER_LENGTH = 4000;
 
@@ -45,25 +30,23 @@ function readParameters(source: unknown): RawParameters {
 
 async function authorize(request: FastifyRequest, reply: FastifyReply, services: Services, source: unknown, afterPost: boolean): Promise<FastifyReply> {
   signInResponseHeaders(reply);
-  const context: CheckContext = { services, tenant: request.tenant, params: {}, request: {} };
+  let params: RawParameters;
   try {
-    context.params = readParameters(source);
-    for (const check of BEFORE_REDIRECT) await check(context);
+    params = readParameters(source);
   } catch (error) {
     if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
     throw error;
   }
-  const client = clientOf(context);
-  try {
-    for (const check of AFTER_REDIRECT) await check(context);
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
-    const deliverTo = { redirectUri: context.request.redirectUri!, responseMode: context.request.responseMode ?? 'query', state: context.params.state };
-    return sendAuthorizationError(reply, request, client, deliverTo, error, afterPost);
+  // The table of checks is in checks/index.ts.
+  const checked = await checkAuthorizationRequest(services, request.tenant, params);
+  if (!checked.ok) {
+    if (!checked.deliverTo) return sendErrorPage(reply, request, checked.error);
+    return sendAuthorizationError(reply, request, checked.deliverTo.client, checked.deliverTo, checked.error, afterPost);
   }
+  const { client } = checked;
   // Embedded login (/co/authenticate) comes back with a ticket instead of showing the hosted page.
-  if (context.params.login_ticket) return completeWithLoginTicket(request, reply, services, { client, request: context.request as AuthorizationRequest, afterPost }, context.params.login_ticket);
-  return continueAuthorization(request, reply, services, { client, request: context.request as AuthorizationRequest, afterPost });
+  if (params.login_ticket) return completeWithLoginTicket(request, reply, services, { client, request: checked.request, afterPost }, params.login_ticket);
+  return continueAuthorization(request, reply, services, { client, request: checked.request, afterPost });
 }
 
 export function registerAuthorize(app: App, services: Services): void {

@@ -4,32 +4,14 @@
  * link can never do what /authorize would refuse.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ProtocolError } from '../../http/errors.js';
 import { sendErrorPage } from '../../login/error-page.js';
 import type { Services } from '../../services.js';
-import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
-import { checkClient } from '../authorize/checks/client.js';
-import { clientOf, type AuthorizeCheck, type CheckContext } from '../authorize/checks/context.js';
-import { checkConnection } from '../authorize/checks/connection.js';
-import { checkNonce } from '../authorize/checks/nonce.js';
-import { checkPkce } from '../authorize/checks/pkce.js';
-import { checkPrompt } from '../authorize/checks/prompt.js';
-import { checkRedirectUri } from '../authorize/checks/redirect-uri.js';
-import { checkResponseMode } from '../authorize/checks/response-mode.js';
-import { checkResponseType } from '../authorize/checks/response-type.js';
-import { checkScope } from '../authorize/checks/scope.js';
-import { checkWebMessageOrigin } from '../authorize/checks/web-message-origin.js';
+import { checkAuthorizationRequest, type CheckedAuthorization } from '../authorize/checks/index.js';
 import { sendAuthorizationError } from '../authorize/complete.js';
-import type { AuthorizationRequest, RawParameters } from '../authorize/request.js';
+import type { RawParameters } from '../authorize/request.js';
 
-/** As in /authorize: failures before these pass have nowhere trusted to go. */
-const BEFORE_REDIRECT: AuthorizeCheck[] = [checkClient, checkRedirectUri, checkWebMessageOrigin];
-const AFTER_REDIRECT: AuthorizeCheck[] = [checkResponseMode, checkResponseType, checkScope, checkNonce, checkPkce, checkPrompt, checkConnection];
-
-export type CheckedAuthorization =
-  | { ok: true; client: Client; request: AuthorizationRequest }
-  | { ok: false; error: ProtocolError; deliverTo?: { client: Client; redirectUri: string; responseMode: AuthorizationRequest['responseMode']; state: string | undefined } };
+export type { CheckedAuthorization };
 
 /**
  * The authorization request is one string per name: numbers and booleans (a JSON `max_age: 300`) become text;
@@ -44,23 +26,9 @@ export function authorizationParameters(source: Record<string, unknown>): RawPar
   return params;
 }
 
-export async function checkAuthorizationParameters(services: Services, tenant: Tenant, params: RawParameters): Promise<CheckedAuthorization> {
-  const context: CheckContext = { services, tenant, params, request: {} };
-  try {
-    for (const check of BEFORE_REDIRECT) await check(context);
-  } catch (error) {
-    if (error instanceof ProtocolError) return { ok: false, error };
-    throw error;
-  }
-  const client = clientOf(context);
-  try {
-    for (const check of AFTER_REDIRECT) await check(context);
-  } catch (error) {
-    if (!(error instanceof ProtocolError)) throw error;
-    const deliverTo = { client, redirectUri: context.request.redirectUri!, responseMode: context.request.responseMode ?? 'query', state: params.state };
-    return { ok: false, error, deliverTo };
-  }
-  return { ok: true, client, request: context.request as AuthorizationRequest };
+/** The /authorize checks, from their one table (auth-api/authorize/checks/index.ts). */
+export function checkAuthorizationParameters(services: Services, tenant: Tenant, params: RawParameters): Promise<CheckedAuthorization> {
+  return checkAuthorizationRequest(services, tenant, params);
 }
 
 /** Shows a failed check where /authorize would: the error page, or the client's redirect URI. */

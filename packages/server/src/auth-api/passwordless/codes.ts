@@ -18,7 +18,7 @@ import {
   type PasswordlessCode,
 } from '../../store/passwordless-codes.js';
 import type { Tenant } from '../../store/tenants.js';
-import { findPrimaryUser, findUserInConnection, insertUser, recordLogin, type User } from '../../store/users.js';
+import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin, type User } from '../../store/users.js';
 
 export const CODE_LIFETIME_MS = 5 * 60_000;
 export const MAX_CODE_ATTEMPTS = 3;
@@ -138,29 +138,19 @@ export async function passwordlessUser(
   let identity = await findUserInConnection(db, connection.id, by);
   if (!identity) {
     if ((connection.options as { disable_signup?: boolean }).disable_signup === true) return { outcome: 'signup_disabled' };
-    const user: User = {
-      user_id: `${connection.strategy}|${randomHex(24)}`,
-      tenant_id: connection.tenant_id,
-      connection_id: connection.id,
-      email: connection.strategy === 'email' ? identifier : null,
-      // Receiving the code proves the address or number.
-      email_verified: connection.strategy === 'email',
-      username: null,
-      phone_number: connection.strategy === 'sms' ? identifier : null,
-      phone_verified: connection.strategy === 'sms',
-      password_hash: null,
-      blocked: false,
-      profile: {},
-      user_metadata: {},
-      app_metadata: {},
-      linked_to: null,
-      logins_count: 0,
-      last_login: null,
-      last_ip: null,
-      last_password_reset: null,
-      created_at: now,
-      updated_at: now,
-    };
+    const user = newUser(
+      {
+        user_id: `${connection.strategy}|${randomHex(24)}`,
+        tenant_id: connection.tenant_id,
+        connection_id: connection.id,
+        email: connection.strategy === 'email' ? identifier : null,
+        // Receiving the code proves the address or number.
+        email_verified: connection.strategy === 'email',
+        phone_number: connection.strategy === 'sms' ? identifier : null,
+        phone_verified: connection.strategy === 'sms',
+      },
+      now,
+    );
     try {
       await db.transaction().execute(async (trx) => {
         await insertUser(trx, user);
