@@ -469,7 +469,9 @@ describe('in Chromium', () => {
       page.evaluate(
         "(() => { const el = document.activeElement; const s = getComputedStyle(el); return { tag: el.tagName, name: el.name || el.textContent, boxShadow: s.boxShadow, outline: s.outlineStyle + ' ' + s.outlineColor }; })()",
       );
-    // Keyboard order: the autofocused identifier, the password, the reset link, Continue.
+    // Keyboard order: the identifier (autofocused; focused here too, so a slow machine cannot race autofocus),
+    // the password, the reset link, Continue.
+    await page.locator('#username').focus();
     await page.keyboard.press('Tab');
     await page.waitForTimeout(200); // the ring fades in
     // 30% of the tenant colour #0f766e, spread 3px.
