@@ -26,6 +26,8 @@ describe('svc v10 in Chromium', () => {
   let appServer: http.Server;
   let appOrigin: string;
   let app: TestApp;
+  /** Started by the crossOriginVerification test; closed after the browser, whose keep-alive connections would hold it open. */
+  let parentServer: TestServer | undefined;
 
   const options = () => ({ domain: server.url, clientID: app.client_id, redirectUri: `${appOrigin}/callback.html`, responseType: 'token id_token' });
 
@@ -53,6 +55,7 @@ describe('svc v10 in Chromium', () => {
   });
   afterAll(async () => {
     await browser?.close();
+    await parentServer?.close();
     await server?.close();
     appServer?.close();
   });
@@ -246,6 +249,44 @@ describe('svc v10 in Chromium', () => {
     expect(built.searchParams.get('state')).toBe('a+b');
     expect(url).toContain('state=a%2Bb');
     expect(built.searchParams.get('code_challenge_method')).toBe('S256');
+    await page.close();
+  });
+
+  it('crossOriginVerification answers the framing server page with the stored verifier, and only once', async (context) => {
+    // A server whose origin serves a bare parent page, as the real fallback page frames cross_origin_loc.
+    parentServer = await startTestServer({
+      configure: (instance) =>
+        instance.get('/verification-parent', { config: { tenantless: true } }, (_request, reply) =>
+          reply.type('text/html').header('content-security-policy', `frame-src ${appOrigin}`).send('<!doctype html><title>parent</title>'),
+        ),
+    });
+    const page = await openPage(browser, context);
+    // The app's verification page stores what login() would have stored after /co/authenticate.
+    await page.goto(`${appOrigin}/app.html`);
+    await page.evaluate((base) => localStorage.setItem(`co/verifier/${encodeURIComponent(base)}/${encodeURIComponent('co_123')}`, JSON.stringify({ value: 'verifier-xyz', expiresAt: Date.now() + 60_000 })), parentServer!.url);
+    await page.goto(`${parentServer!.url}/verification-parent`);
+    const answers = (await page.evaluate(
+      (frameUrl) =>
+        new Promise<string[]>((resolve) => {
+          const frame = document.createElement('iframe');
+          const got: string[] = [];
+          window.addEventListener('message', (event) => {
+            const data = event.data as { type?: string; response?: { verifier?: string } };
+            if (data.type === 'ready') {
+              frame.contentWindow!.postMessage({ type: 'co_verifier_request', request: { id: 'co_123' } }, new URL(frameUrl).origin);
+              frame.contentWindow!.postMessage({ type: 'co_verifier_request', request: { id: 'co_123' } }, new URL(frameUrl).origin);
+            }
+            if (data.type === 'co_verifier_response') {
+              got.push(data.response?.verifier ?? '');
+              if (got.length === 2) resolve(got);
+            }
+          });
+          frame.src = frameUrl;
+          document.body.appendChild(frame);
+        }),
+      `${appOrigin}/verify.html#origin=${encodeURIComponent(parentServer!.url)}`,
+    )) as string[];
+    expect(answers).toEqual(['verifier-xyz', '']);
     await page.close();
   });
 });
