@@ -12,6 +12,7 @@
  *  - the member list shows `roles` only when `fields` names it, as the reference does.
  */
 import { Type } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { NotFound } from '../http/errors.js';
 import type { App, Services } from '../services.js';
@@ -111,6 +112,34 @@ async function requireMember(db: Kysely<Database>, tenantId: string, organizatio
   if (!members.has(userId)) throw new MemberNotFound();
 }
 
+/**
+ * Assigns or removes a member's roles in one transaction, raising one event per role that really changed
+ * (assigning a role the member has, or removing one it lacks, raises nothing).
+ */
+async function changeMemberRoles(
+  db: Kysely<Database>,
+  request: FastifyRequest,
+  params: { id: string; user_id: string },
+  requested: readonly string[],
+  change: 'assign' | 'remove',
+): Promise<void> {
+  const tenantId = request.tenant.id;
+  const roleIds = uniqueIds(requested);
+  await db.transaction().execute(async (trx) => {
+    const organization = await requireOrganization(trx, tenantId, params.id);
+    const userId = params.user_id;
+    await requireMember(trx, tenantId, organization.id, userId);
+    const roles = await requireRoles(trx, tenantId, roleIds);
+    const write = change === 'assign' ? assignOrganizationMemberRoles : unassignOrganizationMemberRoles;
+    const changed = new Set(await write(trx, tenantId, organization.id, userId, roleIds));
+    const user = (await memberObjects(trx, tenantId, [userId])).get(userId) ?? { user_id: userId };
+    const type = change === 'assign' ? 'organization.member.role.assigned' : 'organization.member.role.deleted';
+    for (const role of roles.filter((r) => changed.has(r.id))) {
+      await raise(trx, request, type, { organization: { id: organization.id }, user, role: { id: role.id, name: role.name } });
+    }
+  });
+}
+
 export function registerOrganizationMembers(api: App, services: Services): void {
   const db = services.store.db;
 
@@ -195,23 +224,7 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   api.post('/organizations/:id/members/:user_id/roles', {
     ...operation(['create:organization_member_roles'], { summary: 'Assign roles to a member of an organization', params: MemberParams, body: RolesBody }),
     handler: async (request, reply) => {
-      const tenantId = request.tenant.id;
-      const roleIds = uniqueIds(request.body.roles);
-      await db.transaction().execute(async (trx) => {
-        const organization = await requireOrganization(trx, tenantId, request.params.id);
-        const userId = request.params.user_id;
-        await requireMember(trx, tenantId, organization.id, userId);
-        const roles = await requireRoles(trx, tenantId, roleIds);
-        const added = new Set(await assignOrganizationMemberRoles(trx, tenantId, organization.id, userId, roleIds));
-        const user = (await memberObjects(trx, tenantId, [userId])).get(userId) ?? { user_id: userId };
-        for (const role of roles.filter((r) => added.has(r.id))) {
-          await raise(trx, request, 'organization.member.role.assigned', {
-            organization: { id: organization.id },
-            user,
-            role: { id: role.id, name: role.name },
-          });
-        }
-      });
+      await changeMemberRoles(db, request, request.params, request.body.roles, 'assign');
       return reply.code(204).send();
     },
   });
@@ -219,23 +232,7 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   api.delete('/organizations/:id/members/:user_id/roles', {
     ...operation(['delete:organization_member_roles'], { summary: 'Remove roles from a member of an organization', params: MemberParams, body: RolesBody }),
     handler: async (request, reply) => {
-      const tenantId = request.tenant.id;
-      const roleIds = uniqueIds(request.body.roles);
-      await db.transaction().execute(async (trx) => {
-        const organization = await requireOrganization(trx, tenantId, request.params.id);
-        const userId = request.params.user_id;
-        await requireMember(trx, tenantId, organization.id, userId);
-        const roles = await requireRoles(trx, tenantId, roleIds);
-        const removed = new Set(await unassignOrganizationMemberRoles(trx, tenantId, organization.id, userId, roleIds));
-        const user = (await memberObjects(trx, tenantId, [userId])).get(userId) ?? { user_id: userId };
-        for (const role of roles.filter((r) => removed.has(r.id))) {
-          await raise(trx, request, 'organization.member.role.deleted', {
-            organization: { id: organization.id },
-            user,
-            role: { id: role.id, name: role.name },
-          });
-        }
-      });
+      await changeMemberRoles(db, request, request.params, request.body.roles, 'remove');
       return reply.code(204).send();
     },
   });
