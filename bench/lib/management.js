@@ -22,6 +22,7 @@ export const PASSWORD_REALM_GRANT = 'http://auth0.com/oauth/grant-type/password-
 
 /**
  * @typedef {object} Management
+ * @property {string} token  the admin access token, for load generators that build their own requests
  * @property {(method: string, path: string, body?: unknown) => Promise<unknown>} call
  *   a Management API call (path after /api/v2); anything but 2xx throws with the answer
  */
@@ -72,7 +73,7 @@ export async function management(gatehouse, who) {
       return text ? /** @type {unknown} */ (JSON.parse(text)) : undefined;
     }
   };
-  return { call };
+  return { token: accessToken, call };
 }
 
 /**

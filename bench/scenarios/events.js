@@ -21,9 +21,9 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { adminCredentials } from '../lib/gatehouse.js';
 import { FlowFailure, measureFlows } from '../lib/flow-load.js';
 import { httpRequest, keepAliveAgent } from '../lib/http-client.js';
+import { management } from '../lib/management.js';
 import { failedRuns } from '../lib/report.js';
 
 /** @import { Gatehouse } from '../lib/gatehouse.js' */
@@ -102,49 +102,13 @@ async function startReceiver() {
   };
 }
 
-/**
- * A Management API token for the admin client, and a caller that throws on anything but 2xx.
- * @param {Gatehouse} gatehouse
- */
-async function managementApi(gatehouse) {
-  const credentials = adminCredentials(gatehouse);
-  const host = gatehouse.tenantHost;
-  const response = await fetch(`${gatehouse.url}/oauth/token`, {
-    method: 'POST',
-    headers: { host, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: credentials.client_id,
-      client_secret: credentials.client_secret,
-      audience: `http://${host}/api/v2/`,
-    }).toString(),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${NAME}: no Management API token (HTTP ${response.status}): ${text.slice(0, 300)}`);
-  const token = /** @type {{ access_token: string }} */ (JSON.parse(text)).access_token;
-  /** @param {string} method @param {string} path @param {unknown} [body] */
-  const call = async (method, path, body) => {
-    const answer = await fetch(`${gatehouse.url}/api/v2${path}`, {
-      method,
-      headers: { host, authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const answerText = await answer.text();
-    if (answer.status >= 300) throw new Error(`${NAME}: ${method} ${path} answered HTTP ${answer.status}: ${answerText.slice(0, 300)}`);
-    return answerText ? /** @type {Record<string, unknown>} */ (JSON.parse(answerText)) : {};
-  };
-  return { token, call };
-}
-
 /** @type {Scenario} */
 export default {
   name: NAME,
   rateLimitBuckets: ['management'],
   async run({ gatehouse: running, settings, progress }) {
     const gatehouse = await running(1);
-    const { token, call } = await managementApi(gatehouse);
+    const { token, call } = await management(gatehouse, NAME);
     const offered = Number(process.env.EVENTS_RATE ?? 500);
     const run = randomBytes(4).toString('hex');
     await call('POST', '/connections', { name: CONNECTION, strategy: 'email' }).catch(async (err) => {
@@ -188,11 +152,11 @@ export default {
 
     const receiver = await startReceiver();
     try {
-      const stream = await call('POST', '/event-streams', {
+      const stream = /** @type {Record<string, unknown>} */ (await call('POST', '/event-streams', {
         name: `bench-${run}`,
         subscriptions: [{ event_type: 'user.created' }],
         destination: { type: 'webhook', configuration: { webhook_endpoint: receiver.url, webhook_authorization: { method: 'bearer', token: randomBytes(16).toString('hex') } } },
-      });
+      }));
       if (typeof stream.id !== 'string') throw new Error(`${NAME}: no stream id in ${JSON.stringify(stream).slice(0, 200)}`);
 
       progress(`${NAME}: users created flat out, one webhook stream (${settings.warmup} s warm-up + ${settings.duration} s)`);
