@@ -14,19 +14,10 @@ import { renderMessagePage } from '../login/pages/message.js';
 import { endSession } from '../login/session.js';
 import type { App, Services } from '../services.js';
 import type { Client } from '../store/clients.js';
+import { readParameters } from './authorize/request.js';
 
 export const LOGOUT_PATH = '/v2/logout';
 export const OIDC_LOGOUT_PATH = '/oidc/logout';
-
-function single(query: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
-    if (typeof v !== 'string') throw new InvalidRequest(`Parameter ${k.slice(0, 50)} must be sent once`);
-    if (v.length > 4000) throw new InvalidRequest(`Parameter ${k.slice(0, 50)} is too long`);
-    out[k] = v;
-  }
-  return out;
-}
 
 async function clientNamed(services: Services, request: FastifyRequest, clientId: string | undefined): Promise<Client | undefined> {
   if (!clientId) return undefined;
@@ -50,7 +41,7 @@ export function registerLogout(app: App, services: Services): void {
   app.get(LOGOUT_PATH, { config, schema: { hide: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
-      const params = single(request.query);
+      const params = readParameters(request.query);
       const client = await clientNamed(services, request, params.client_id);
       // The session ends whatever happens next: the user asked to log out.
       await endSession(request, reply, services);
@@ -74,7 +65,7 @@ export function registerLogout(app: App, services: Services): void {
   app.get(OIDC_LOGOUT_PATH, { config, schema: { hide: true } }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
-      const params = single(request.query);
+      const params = readParameters(request.query);
       let clientId = params.client_id;
       if (params.id_token_hint) {
         const claims = await verifyIdTokenHint(services.keyRing, request.tenant, params.id_token_hint).catch(() => {

@@ -12,21 +12,7 @@ import type { App, Services } from '../../services.js';
 import { checkAuthorizationRequest } from './checks/index.js';
 import { continueAuthorization, RESUME_PATH, sendAuthorizationError } from './complete.js';
 import { completeWithLoginTicket } from './login-ticket.js';
-import type { RawParameters } from './request.js';
-
-const MAX_PARAMETER_LENGTH = 4000;
-
-/** One string per parameter; repeated (RFC 6749 §3.1) or non-string parameters are refused. */
-function readParameters(source: unknown): RawParameters {
-  const params: RawParameters = {};
-  if (!source || typeof source !== 'object') return params;
-  for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
-    if (typeof value !== 'string') throw new InvalidRequest(`Parameter ${name.slice(0, 50)} must be sent once`);
-    if (value.length > MAX_PARAMETER_LENGTH) throw new InvalidRequest(`Parameter ${name.slice(0, 50)} is too long`);
-    params[name] = value;
-  }
-  return params;
-}
+import { readParameters, type RawParameters } from './request.js';
 
 async function authorize(request: FastifyRequest, reply: FastifyReply, services: Services, source: unknown, afterPost: boolean): Promise<FastifyReply> {
   signInResponseHeaders(reply);

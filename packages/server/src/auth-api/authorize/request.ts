@@ -26,8 +26,27 @@ export interface AuthorizationRequest {
   connection?: string;
 }
 
+import { InvalidRequest } from '../../http/errors.js';
+
 /** The parameters as they arrived: one string per name (a repeated name is refused before this). */
 export type RawParameters = Record<string, string>;
+
+const MAX_PARAMETER_LENGTH = 4000;
+
+/**
+ * The front channel's parameters (/authorize, logout): one string per name; repeated (RFC 6749 §3.1),
+ * non-string or over-long parameters are refused.
+ */
+export function readParameters(source: unknown): RawParameters {
+  const params: RawParameters = {};
+  if (!source || typeof source !== 'object') return params;
+  for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
+    if (typeof value !== 'string') throw new InvalidRequest(`Parameter ${name.slice(0, 50)} must be sent once`);
+    if (value.length > MAX_PARAMETER_LENGTH) throw new InvalidRequest(`Parameter ${name.slice(0, 50)} is too long`);
+    params[name] = value;
+  }
+  return params;
+}
 
 export const returnsCode = (r: Pick<AuthorizationRequest, 'responseType'>) => r.responseType.split(' ').includes('code');
 export const returnsIdToken = (r: Pick<AuthorizationRequest, 'responseType'>) => r.responseType.split(' ').includes('id_token');
