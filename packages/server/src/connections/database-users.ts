@@ -14,7 +14,7 @@ import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin
 import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import { findTenantById } from '../store/tenants.js';
-import type { PasswordAttempt } from '../protection/attack-protection.js';
+import { normalizeEmail } from './email-address.js';
 
 export interface DatabaseOptions extends PasswordPolicyOptions {
   requires_username?: boolean;
@@ -63,13 +63,12 @@ export type PasswordLogin =
  */
 export async function authenticateWithPassword(services: Services, connection: Connection, identifier: string, password: string, ip: string | null): Promise<PasswordLogin> {
   const db = services.store.db;
-  const value = identifier.trim().toLowerCase();
-  const protection = services.attackProtection;
-  const attempt: PasswordAttempt = { connection, identifier: value, ip };
-  // Attack protection looks at the identifier and IP only, before any user is looked up: a blocked identifier is
-  // refused even with the right password, and known and unknown identifiers are refused alike and as fast.
-  const refusal = await protection.checkLogin(attempt);
-  if (refusal) return { outcome: 'too_many_attempts', reason: refusal };
+  const value = normalizeEmail(identifier);
+  // Attack protection looks at the identifier and IP only, before any user is looked up, and counts this attempt
+  // before its password is checked (#19): a blocked identifier is refused even with the right password, known and
+  // unknown identifiers are refused alike and as fast, and parallel guesses cannot outrun the count.
+  const admission = await services.attackProtection.admitLogin({ connection, identifier: value, ip });
+  if (admission.refused) return { outcome: 'too_many_attempts', reason: admission.refused };
   const identity = value.includes('@')
     ? await findUserInConnection(db, connection.id, { email: value })
     : databaseOptions(connection).requires_username
@@ -78,20 +77,20 @@ export async function authenticateWithPassword(services: Services, connection: C
   if (!identity?.password_hash) {
     await verifyAgainstDecoy(password);
     // Unknown identifiers count like wrong passwords, so a block says nothing about whether the user exists.
-    await protection.loginFailed(attempt, null);
+    await admission.failed(null);
     return { outcome: 'wrong_credentials' };
   }
   const verification = await verifyPassword(identity.password_hash, password);
   if (!verification.valid) {
-    await protection.loginFailed(attempt, { userId: identity.linked_to ?? identity.user_id, email: identity.email });
+    await admission.failed({ userId: identity.linked_to ?? identity.user_id, email: identity.email });
     return { outcome: 'wrong_credentials' };
   }
+  await admission.succeeded();
   const user = identity.linked_to ? await findPrimaryUser(db, connection.tenant_id, identity.linked_to) : identity;
   if (!user) return { outcome: 'wrong_credentials' };
-  await protection.loginSucceeded(attempt);
   if (user.blocked || identity.blocked) return { outcome: 'blocked' };
   // Only a correct password is checked against the breach corpus: a wrong one tells nobody anything.
-  if (await protection.passwordLeaked(connection.tenant_id, password, 'login')) return { outcome: 'password_leaked' };
+  if (await services.attackProtection.passwordLeaked(connection.tenant_id, password, 'login')) return { outcome: 'password_leaked' };
   if (verification.needsRehash) await updateUsers(db, [{ ...identity, password_hash: await hashPassword(password) }]);
   await recordLogin(db, connection.tenant_id, user.user_id, ip);
   return { outcome: 'ok', user };

@@ -172,7 +172,7 @@ export function registerAttackProtection(api: App, services: Services): void {
       };
       await save(tenant, { brute_force_protection: next });
       // A raised threshold lifts the blocks the lower one caused (attack protection is the only writer of user_blocks).
-      if (next.max_attempts > before.max_attempts) await db.deleteFrom('user_blocks').where('tenant_id', '=', tenant.id).execute();
+      if (next.max_attempts > before.max_attempts) await services.attackProtection.liftBlocks(tenant.id, { all: true });
       return next;
     },
   });

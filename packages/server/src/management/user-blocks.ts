@@ -6,7 +6,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import type { App, Services } from '../services.js';
-import { deleteUserBlocks, findPrimaryUser, listUserBlocks, type BlockSelector, type User, type UserBlock } from '../store/users.js';
+import { findPrimaryUser, listUserBlocks, type BlockSelector, type User, type UserBlock } from '../store/users.js';
 import { operation } from './operation.js';
 import { UserNotFound } from './users.js';
 
@@ -53,7 +53,7 @@ export function registerUserBlocks(api: App, services: Services): void {
     ...operation(['update:users'], { summary: "Lift a user's blocks", params: UserIdParams }),
     handler: async (request, reply) => {
       const user = await userOr404(request.tenant.id, request.params.id);
-      await deleteUserBlocks(db, request.tenant.id, selectorOf(user));
+      await services.attackProtection.liftBlocks(request.tenant.id, selectorOf(user));
       return reply.code(204).send();
     },
   });
@@ -66,7 +66,7 @@ export function registerUserBlocks(api: App, services: Services): void {
   api.delete('/user-blocks', {
     ...operation(['update:users'], { summary: 'Lift the blocks of a login identifier', querystring: IdentifierQuery }),
     handler: async (request, reply) => {
-      await deleteUserBlocks(db, request.tenant.id, { identifier: request.query.identifier });
+      await services.attackProtection.liftBlocks(request.tenant.id, { identifier: request.query.identifier });
       return reply.code(204).send();
     },
   });

@@ -170,6 +170,62 @@ describe.each(stores)('attack protection over HTTP (counters in %s)', (store) =>
     expect(await blocksOf(user.email!)).toEqual({ blocked_for: [{ identifier: user.email, ip: '127.0.0.19' }] });
   });
 
+  // #19: the attempt is counted before the password is checked, so a burst cannot get more guesses verified
+  // than the threshold. A 403 is a verified wrong password, a 200 a verified right one, a 429 a refusal before any hash.
+  it('verifies exactly max_attempts of forty parallel wrong passwords, refuses the rest, and then the right one', async () => {
+    const user = await createUser(server);
+    const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => login('127.0.0.22', user.email!, `wrong ${i}`)));
+    expect(burst.filter((r) => r.status === 403)).toHaveLength(10);
+    expect(burst.filter((r) => r.status === 429 && BLOCKED.test(String(r.body.error_description)))).toHaveLength(30);
+    expect(await login('127.0.0.22', user.email!, PASSWORD)).toMatchObject({ status: 429, body: { error: 'too_many_attempts' } });
+    expect(await blocksOf(user.email!)).toEqual({ blocked_for: [{ identifier: user.email, ip: '127.0.0.22' }] });
+  });
+
+  it('lets the right password through a burst of forty wrong ones only when it was among the first max_attempts guesses', async () => {
+    const user = await createUser(server);
+    const burst = await Promise.all([...Array.from({ length: 40 }, (_, i) => login('127.0.0.23', user.email!, `wrong ${i}`)), login('127.0.0.23', user.email!, PASSWORD)]);
+    const right = burst.at(-1)!;
+    const verifiedWrong = burst.slice(0, -1).filter((r) => r.status === 403).length;
+    expect(burst.every((r) => [200, 403, 429].includes(r.status))).toBe(true);
+    if (right.status === 429) {
+      expect(verifiedWrong).toBe(10);
+    } else {
+      // It took one of the first 10 places; its success reset the count (as a success always does), so the
+      // guesses it overtook start a new streak: at most 9 before it and 10 after it were verified.
+      expect(right.status).toBe(200);
+      expect(verifiedWrong).toBeLessThanOrEqual(19);
+    }
+  });
+
+  it('throttles a burst from one IP across many identifiers at the pre-login limit (suspicious_ip)', async () => {
+    expect((await management('PATCH', '/attack-protection/suspicious-ip-throttling', { stage: { 'pre-login': { max_attempts: 5, rate: 3_600_000 } } })).status).toBe(200);
+    try {
+      const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => login('127.0.0.24', `spray-${i}-${randomBytes(3).toString('hex')}@example.com`, 'guess')));
+      expect(burst.filter((r) => r.status === 403)).toHaveLength(5);
+      expect(burst.filter((r) => r.status === 429 && SUSPICIOUS.test(String(r.body.error_description)))).toHaveLength(25);
+      // Successful logins give their place back: the bucket stays at what the failures took.
+      const user = await createUser(server);
+      expect((await login('127.0.0.25', user.email!, PASSWORD)).status).toBe(200);
+      expect((await login('127.0.0.25', user.email!, PASSWORD)).status).toBe(200);
+      await failTimes('127.0.0.25', `other-${randomBytes(3).toString('hex')}@example.com`, 5);
+      expect((await login('127.0.0.25', user.email!, PASSWORD)).status).toBe(429);
+    } finally {
+      await management('PATCH', '/attack-protection/suspicious-ip-throttling', { stage: { 'pre-login': { max_attempts: 100, rate: 864_000 } } });
+    }
+  });
+
+  it('counts every spelling of one address as one identifier (case and Unicode width)', async () => {
+    const user = await createUser(server);
+    const [local, domain] = user.email!.split('@') as [string, string];
+    const wide = (text: string) => [...text].map((c) => (c >= '!' && c <= '~' ? String.fromCodePoint(c.codePointAt(0)! + 0xfee0) : c)).join('');
+    const spellings = [user.email!, user.email!.toUpperCase(), `${wide(local)}@${domain}`, wide(user.email!)];
+    for (let i = 0; i < 10; i++) {
+      expect((await login('127.0.0.26', spellings[i % spellings.length]!, `wrong ${i}`)).status).toBe(403);
+    }
+    for (const spelling of spellings) expect((await login('127.0.0.26', spelling, PASSWORD)).status, spelling).toBe(429);
+    expect(await blocksOf(user.email!)).toEqual({ blocked_for: [{ identifier: user.email, ip: '127.0.0.26' }] });
+  });
+
   it('blocks at the next failure when an admin lowers max_attempts below a running streak', async () => {
     const user = await createUser(server);
     await failTimes('127.0.0.20', user.email!, 6);
@@ -384,24 +440,120 @@ describe('attack protection on the hosted login page', () => {
   });
 });
 
+describe('every door that checks a password counts the attempt first (#19)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** Of the statuses, how many were checked (`wrong`: a verified wrong password) and how many refused before any check. */
+  function tally(statuses: number[], wrong: number): { checked: number; refused: number } {
+    return { checked: statuses.filter((s) => s === wrong).length, refused: statuses.filter((s) => s === 429).length };
+  }
+
+  it('the password grant', async () => {
+    const app = await createClient(server, { token_endpoint_auth_method: 'client_secret_post', grant_types: ['password'] });
+    const user = await createUser(server);
+    const statuses = await Promise.all(
+      Array.from({ length: 25 }, async (_, i) => {
+        const res = await fetch(`${server.url}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ grant_type: 'password', ...app.auth, username: user.email, password: `wrong ${i}` }),
+        });
+        return res.status;
+      }),
+    );
+    expect(tally(statuses, 403)).toEqual({ checked: 10, refused: 15 });
+  });
+
+  it('/co/authenticate', async () => {
+    const app = await createApp(server, { cross_origin_authentication: true });
+    const email = `co-${randomBytes(4).toString('hex')}@example.com`;
+    await createUserOverApi(server, email, 'Corr3ct-Horse!-gatehouse');
+    const statuses = await Promise.all(
+      Array.from({ length: 25 }, async (_, i) => {
+        const res = await fetch(`${server.url}/co/authenticate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: 'https://app.example' },
+          body: JSON.stringify({ client_id: app.client_id, username: email, password: `wrong ${i}`, realm: DATABASE_CONNECTION_NAME, credential_type: PASSWORD_REALM_GRANT }),
+        });
+        return res.status;
+      }),
+    );
+    expect(tally(statuses, 403)).toEqual({ checked: 10, refused: 15 });
+  });
+
+  it('the hosted login page', async () => {
+    const app = await createApp(server);
+    const email = `page-${randomBytes(4).toString('hex')}@example.com`;
+    await createUserOverApi(server, email, 'Corr3ct-Horse!-gatehouse');
+    const browser = new TestBrowser();
+    const query = new URLSearchParams({ client_id: app.client_id, redirect_uri: 'https://app.example/callback', response_type: 'code', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' });
+    const start = await browser.follow(server.url, await browser.get(`${server.url}/authorize?${query}`));
+    if (start instanceof URL) throw new Error(`expected the login page, went to ${start.href}`);
+    const form = readForm(await start.text(), server.url);
+    const pages = await Promise.all(
+      Array.from({ length: 25 }, async (_, i) => {
+        const res = await browser.post(form.action, { ...form.fields, username: email, password: `wrong ${i}` });
+        return { status: res.status, text: await res.text() };
+      }),
+    );
+    expect(pages.filter((p) => p.text.includes('Wrong email or password.'))).toHaveLength(10);
+    expect(pages.filter((p) => p.status === 429 && p.text.includes('Too many failed attempts'))).toHaveLength(15);
+  });
+
+  it('signups: a burst from one IP gets exactly the pre-registration limit through', async () => {
+    const app = await createApp(server);
+    const token = await managementToken(server);
+    const patch = (stage: Json) =>
+      fetch(`${server.url}/api/v2/attack-protection/suspicious-ip-throttling`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ stage: { 'pre-user-registration': stage } }),
+      });
+    expect((await patch({ max_attempts: 5, rate: 3_600_000 })).status).toBe(200);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, async (_, i) => {
+          const res = await fetch(`${server.url}/dbconnections/signup`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ client_id: app.client_id, connection: DATABASE_CONNECTION_NAME, email: `burst-${i}-${randomBytes(3).toString('hex')}@example.com`, password: 'Corr3ct-Horse!-gatehouse' }),
+          });
+          return { status: res.status, body: (await res.json()) as Json };
+        }),
+      );
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(5);
+      expect(answers.filter((a) => a.status === 429 && a.body.code === 'too_many_attempts')).toHaveLength(15);
+    } finally {
+      await patch({ max_attempts: 50, rate: 1_728_000 });
+    }
+  });
+});
+
 describe('attack protection with an unreachable Redis', () => {
   it('fails open: logins are neither counted nor refused, and nothing throws', async () => {
     const server = await startTestServer();
-    const protection = new AttackProtection(server.server.prepared.store.db, createRedisCounterStore('redis://127.0.0.1:1'));
+    const counters = createRedisCounterStore('redis://127.0.0.1:1');
+    const protection = new AttackProtection(server.server.prepared.store.db, counters);
     try {
       const connection = (await findConnectionByName(server.server.prepared.store.db, server.server.prepared.bootstrap!.tenant.id, DATABASE_CONNECTION_NAME))!;
       const attempt = { connection, identifier: 'someone@example.com', ip: '127.0.0.1' };
-      await protection.loginFailed(attempt, null);
-      expect(await protection.checkLogin(attempt)).toBeUndefined();
-      await protection.loginSucceeded(attempt);
-      expect(await protection.checkSignup(connection.tenant_id, '127.0.0.1')).toBeUndefined();
-      // Once the first connection attempt has failed, an outage costs a login nothing: no waiting per counter.
-      const started = performance.now();
-      for (let i = 0; i < 5; i++) {
-        await protection.loginFailed(attempt, null);
-        expect(await protection.checkLogin(attempt)).toBeUndefined();
+      for (let i = 0; i < 12; i++) {
+        const admission = await protection.admitLogin(attempt);
+        expect(admission.refused).toBeUndefined();
+        if (!admission.refused) await (i % 4 === 3 ? admission.succeeded() : admission.failed(null));
       }
-      expect(performance.now() - started).toBeLessThan(1000);
+      expect(await protection.checkSignup(connection.tenant_id, '127.0.0.1')).toBeUndefined();
+      // While ioredis waits to reconnect, the store refuses at once rather than queueing every login behind the
+      // reconnect delay (polled until the client is in that state).
+      await expect
+        .poll(() => counters.reserve('k', 1, 1000).then(() => 'answered', (error: Error) => error.message))
+        .toMatch(/^Redis is (reconnecting|close|end)$/);
     } finally {
       await protection.close();
       await server.close();

@@ -88,12 +88,8 @@ export function registerUnblockPage(app: App, services: Services): void {
     const { ticket } = request.query as { ticket?: unknown };
     const blockId = openUnblockTicket(services.sealer, request.tenant.id, ticket);
     if (!blockId) return invalid(reply, request.tenant, request.id);
-    const lifted = await services.store.db
-      .deleteFrom('user_blocks')
-      .where('tenant_id', '=', request.tenant.id)
-      .where('id', '=', blockId)
-      .executeTakeFirst();
-    if (Number(lifted.numDeletedRows) === 0) return invalid(reply, request.tenant, request.id);
+    const lifted = await services.attackProtection.liftBlocks(request.tenant.id, { id: blockId });
+    if (lifted.length === 0) return invalid(reply, request.tenant, request.id);
     return sendHostedPage(reply, request.tenant, (context) =>
       renderMessagePage(context, { title: 'Your account is unblocked', message: 'You can log in again. If you did not make the failed attempts, consider changing your password.' }),
     );

@@ -1,5 +1,5 @@
 /** Attack-protection counters in Maps, for a single process. Bounded: lapsed entries are swept, the oldest evicted. */
-import { describe, refill, take, type BucketState } from '../http/rate-limit/token-bucket.js';
+import { refill, take, type BucketState } from '../http/rate-limit/token-bucket.js';
 import type { AttackCounterStore } from './counter-store.js';
 
 const MAX_KEYS = 100_000;
@@ -23,12 +23,20 @@ export function createMemoryCounterStore(clock: () => number = Date.now): Attack
   sweep.unref();
   return {
     kind: 'memory',
-    increment(key, ttlMs) {
+    // Each method runs to completion without awaiting: a single process's calls are atomic by construction.
+    reserve(key, limit, ttlMs) {
       const now = clock();
       const current = counters.get(key);
-      const count = current && current.lapsesAt > now ? current.count + 1 : 1;
-      put(counters, key, { count, lapsesAt: now + ttlMs });
-      return Promise.resolve(count);
+      const count = current && current.lapsesAt > now ? current.count : 0;
+      if (count === limit) return Promise.resolve({ allowed: false, count });
+      const next = count < limit ? count + 1 : limit;
+      put(counters, key, { count: next, lapsesAt: now + ttlMs });
+      return Promise.resolve({ allowed: true, count: next });
+    },
+    refund(key) {
+      const current = counters.get(key);
+      if (current && current.count > 0 && current.lapsesAt > clock()) current.count -= 1;
+      return Promise.resolve();
     },
     reset(key) {
       return Promise.resolve(counters.delete(key));
@@ -39,10 +47,14 @@ export function createMemoryCounterStore(clock: () => number = Date.now): Attack
       put(buckets, key, { ...state, fullAt: result.resetAt * 1000 });
       return Promise.resolve(result);
     },
-    peek(key, limit) {
+    giveBack(key, limit) {
       const now = clock();
-      const tokens = refill(buckets.get(key), limit, now);
-      return Promise.resolve(describe(tokens >= 1, tokens, limit, now));
+      const bucket = buckets.get(key);
+      if (bucket) {
+        const tokens = Math.min(limit.capacity, refill(bucket, limit, now) + 1);
+        put(buckets, key, { tokens, updatedAt: now, fullAt: now + ((limit.capacity - tokens) * 1000) / limit.perSecond });
+      }
+      return Promise.resolve();
     },
     close() {
       clearInterval(sweep);

@@ -390,10 +390,15 @@ export async function insertUserBlock(
   return row;
 }
 
-/** Which blocks: those of a user (by id, or by its identifiers when attack protection did not know the user), or of an identifier. */
-export type BlockSelector = { userId: string; identifiers: readonly string[] } | { identifier: string };
+/**
+ * Which blocks: those of a user (by id, or by its identifiers when attack protection did not know the user), of
+ * an identifier, one block by its id, or every block of the tenant.
+ */
+export type BlockSelector = { userId: string; identifiers: readonly string[] } | { identifier: string } | { id: string } | { all: true };
 
 function selectBlocks(eb: ExpressionBuilder<Database, 'user_blocks'>, selector: BlockSelector): Expression<SqlBool> {
+  if ('all' in selector) return sql<SqlBool>`true`;
+  if ('id' in selector) return eb('id', '=', selector.id);
   if ('identifier' in selector) return eb('identifier', '=', selector.identifier.toLowerCase());
   const identifiers = selector.identifiers.filter(Boolean).map((i) => i.toLowerCase());
   const byUser = eb('user_id', '=', selector.userId);
@@ -414,12 +419,13 @@ export async function listUserBlocks(db: Kysely<Database>, tenantId: string, sel
     .execute();
 }
 
-/** Lifts every block the selector names (expired ones go too). Returns how many were removed. */
-export async function deleteUserBlocks(db: Kysely<Database>, tenantId: string, selector: BlockSelector): Promise<number> {
-  const result = await db
+/** Lifts every block the selector names (expired ones go too). Returns the rows removed. */
+export async function deleteUserBlocks(db: Kysely<Database>, tenantId: string, selector: BlockSelector): Promise<UserBlock[]> {
+  const rows = await db
     .deleteFrom('user_blocks')
     .where('tenant_id', '=', tenantId)
     .where((eb) => selectBlocks(eb, selector))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    .returningAll()
+    .execute();
+  return rows.map((row) => ({ ...row, created_at: Number(row.created_at), expires_at: Number(row.expires_at) }));
 }
