@@ -14,7 +14,7 @@ import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin
 import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import { findTenantById } from '../store/tenants.js';
-import { normalizeEmail } from './email-address.js';
+import { isEmailAddress, normalizeEmail } from './email-address.js';
 
 export interface DatabaseOptions extends PasswordPolicyOptions {
   requires_username?: boolean;
@@ -121,7 +121,6 @@ async function takenIdentifier(services: Services, connection: Connection, email
 }
 
 const USERNAME_CHARACTERS = /^[A-Za-z0-9_+\-.!#$'^`~@]+$/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Creates a database user from a signup form (hosted page or /dbconnections/signup). */
 export async function signUpWithPassword(
@@ -133,8 +132,8 @@ export async function signUpWithPassword(
 ): Promise<SignupResult> {
   const options = databaseOptions(connection);
   if (options.disable_signup) return { outcome: 'disabled' };
-  const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email) || email.length > 320) return { outcome: 'invalid', message: 'Enter a valid email address.' };
+  const email = normalizeEmail(input.email);
+  if (!isEmailAddress(email)) return { outcome: 'invalid', message: 'Enter a valid email address, such as name@example.com.' };
   let username: string | null = null;
   if (options.requires_username) {
     const bounds = { min: 1, max: 15, ...options.validation?.username };

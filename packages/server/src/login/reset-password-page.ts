@@ -15,8 +15,7 @@ import { sendHostedPage } from './hosted-page.js';
 import { registerPasswordResetTicketPage } from './password-reset-ticket-page.js';
 import { renderForgotPasswordPage } from './pages/forgot-password.js';
 import { formBody, loadStep } from './step.js';
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+import { isEmailAddress, normalizeEmail } from '../connections/email-address.js';
 
 export function registerResetPasswordPage(app: App, services: Services): void {
   app.get(RESET_PASSWORD_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
@@ -38,7 +37,7 @@ export function registerResetPasswordPage(app: App, services: Services): void {
     const step = await loadStep(request, reply, services, 'POST');
     if (!step) return reply;
     const { transaction, client } = step;
-    const email = (formBody(request).email ?? '').trim().slice(0, 320);
+    const email = normalizeEmail((formBody(request).email ?? '').slice(0, 320));
     const view = {
       action: RESET_PASSWORD_PATH,
       csrfToken: transaction.csrfToken,
@@ -46,7 +45,7 @@ export function registerResetPasswordPage(app: App, services: Services): void {
       loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
       email,
     };
-    if (!EMAIL.test(email)) {
+    if (!isEmailAddress(email)) {
       return sendHostedPage(reply, request.tenant, (context) => renderForgotPasswordPage(context, { ...view, error: 'Enter a valid email address.' }), { status: 400 });
     }
     const connection = await databaseConnectionFor(services, request.tenant, client.client_id, transaction.request.connection);

@@ -55,6 +55,7 @@ import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
 import { pageBody, pageWindow, pagingFields } from './pagination.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
+import { normalizeEmail } from '../connections/email-address.js';
 
 // ---- schemas ----
 
@@ -375,19 +376,22 @@ function addField(search: Search, field: SearchField, value: string): void {
     if (literal) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), literal];
   };
   switch (field) {
-    case 'email':
+    case 'email': {
+      // Addresses are stored normalised, so the value is too: a full-width or upper-case spelling finds the user.
+      const address = normalizeEmail(literal);
       if (wildcard) {
-        prefilter();
-        search.matchers.push(textMatcher((u) => u.email, value));
-      } else if (search.criteria.email === undefined || search.criteria.email === literal.toLowerCase()) {
-        search.criteria.email = literal.toLowerCase();
+        if (address) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), address];
+        search.matchers.push(textMatcher((u) => u.email, `${address}*`));
+      } else if (search.criteria.email === undefined || search.criteria.email === address) {
+        search.criteria.email = address;
       } else {
         search.matchers.push(() => false);
       }
       return;
+    }
     case 'email.domain':
       if (wildcard) throw badQuery('email.domain takes a whole domain');
-      search.criteria.emailDomain = literal.toLowerCase();
+      search.criteria.emailDomain = normalizeEmail(literal);
       return;
     case 'user_id':
       if (wildcard) {
@@ -618,7 +622,7 @@ async function patchIdentity(identity: User, primary: User, connection: Connecti
   const next: User = { ...identity };
   if (body.email !== undefined) {
     if (body.email === null && strategy !== 'sms') throw new InvalidInput('body', `email cannot be removed from a user of a ${strategy} connection`);
-    const email = body.email?.toLowerCase() ?? null;
+    const email = body.email === null ? null : normalizeEmail(body.email);
     if (email !== identity.email) next.email_verified = false;
     next.email = email;
   }
@@ -780,7 +784,7 @@ export function registerUsers(api: App, services: Services): void {
           user_id: `${PROVIDER_OF_STRATEGY[strategy]}|${body.user_id ?? randomHex(24)}`,
           tenant_id: tenantId,
           connection_id: connection.id,
-          email: body.email?.toLowerCase() ?? null,
+          email: body.email === undefined ? null : normalizeEmail(body.email),
           email_verified: body.email_verified ?? false,
           username: body.username?.toLowerCase() ?? null,
           phone_number: body.phone_number ?? null,

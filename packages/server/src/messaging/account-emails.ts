@@ -12,6 +12,7 @@ import { findUserInConnection, type User } from '../store/users.js';
 import { enqueueEmail, isDeliverableAddress } from './email-outbox.js';
 import { passwordResetEmail, tenantUrl, verificationEmail } from './templates.js';
 import { countTicketsSince, issueTicket, purgeExpiredTickets } from './tickets.js';
+import { normalizeEmail } from '../connections/email-address.js';
 
 /** The hosted page a reset link opens. */
 export const RESET_TICKET_PATH = '/u/reset-password/ticket';
@@ -49,7 +50,7 @@ export async function requestPasswordReset(
   now = Date.now(),
 ): Promise<boolean> {
   const db = services.store.db;
-  const email = identifier.email?.trim().toLowerCase();
+  const email = identifier.email ? normalizeEmail(identifier.email) : undefined;
   const username = identifier.username?.trim().toLowerCase();
   const user = email ? await findUserInConnection(db, connection.id, { email }) : username ? await findUserInConnection(db, connection.id, { username }) : undefined;
   if (!user?.email || !user.password_hash || !isDeliverableAddress(user.email)) return false;

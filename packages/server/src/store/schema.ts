@@ -113,7 +113,7 @@ export interface UsersTable {
   user_id: string;
   tenant_id: string;
   connection_id: string;
-  /** Lower case. */
+  /** Normalised: NFKC, lower case (connections/email-address.ts; migration 0011). */
   email: string | null;
   email_verified: number;
   username: string | null;

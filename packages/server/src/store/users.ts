@@ -4,11 +4,13 @@
  * One row is one identity: a user of one connection (`auth0|…`, `email|…`, `sms|…`). Linking (library rule 8)
  * sets `linked_to` on the secondary's row: it then stops existing on its own (never listed, never found by its
  * own id through `findPrimaryUser`) and shows up only in its primary's identities, its own fields and metadata
- * left untouched, so unlinking brings it back exactly as it was. Emails and usernames are stored lower case, so
- * they are unique in a connection whatever their case.
+ * left untouched, so unlinking brings it back exactly as it was. Emails are stored and looked up normalised
+ * (connections/email-address.ts: NFKC, lower case) and usernames lower case, so the unique indexes on
+ * (connection, email) and (connection, username) hold one account per address however it is spelled.
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import { normalizeEmail } from '../connections/email-address.js';
 import type { Database, UserBlocksTable, UsersTable } from './schema.js';
 
 /** Root profile fields kept in the `profile` JSON column; unset ones fall back to defaults when shown. */
@@ -24,7 +26,7 @@ export interface User {
   user_id: string;
   tenant_id: string;
   connection_id: string;
-  /** Lower case. */
+  /** Normalised (normalizeEmail). */
   email: string | null;
   email_verified: boolean;
   username: string | null;
@@ -61,7 +63,7 @@ function fromRow(row: UsersTable): User {
 function toRow(user: User): UsersTable {
   return {
     ...user,
-    email: user.email?.toLowerCase() ?? null,
+    email: user.email === null ? null : normalizeEmail(user.email),
     username: user.username?.toLowerCase() ?? null,
     email_verified: user.email_verified ? 1 : 0,
     phone_verified: user.phone_verified ? 1 : 0,
@@ -139,7 +141,7 @@ export async function findUserInConnection(
   by: LoginIdentifier,
   exceptUserId?: string,
 ): Promise<User | undefined> {
-  const email = by.email?.toLowerCase();
+  const email = by.email ? normalizeEmail(by.email) : undefined;
   const username = by.username?.toLowerCase();
   const { phone_number } = by;
   if (!email && !username && !phone_number) return undefined;
@@ -159,13 +161,13 @@ export async function findUserInConnection(
   return row ? fromRow(row) : undefined;
 }
 
-/** Primary users with this email (lower-cased), across the tenant's connections. */
+/** Primary users with this email (normalised here), across the tenant's connections. */
 export async function findUsersByEmail(db: Kysely<Database>, tenantId: string, email: string): Promise<User[]> {
   const rows = await db
     .selectFrom('users')
     .selectAll()
     .where('tenant_id', '=', tenantId)
-    .where('email', '=', email.toLowerCase())
+    .where('email', '=', normalizeEmail(email))
     .where('linked_to', 'is', null)
     .orderBy('created_at')
     .orderBy('user_id')
@@ -199,7 +201,7 @@ export type UserSortField = (typeof USER_SORT_FIELDS)[number];
 export interface UserCriteria {
   /** The primary identity's connection is one of these. */
   connectionIds?: string[];
-  /** Exact email (lower-cased here). */
+  /** Exact email (normalised here). */
   email?: string;
   /** Email ends with `@<domain>`. */
   emailDomain?: string;
@@ -243,9 +245,9 @@ export async function listUsers(
     if (criteria.connectionIds.length === 0) return { users: [], total: 0 };
     base = base.where('connection_id', 'in', criteria.connectionIds);
   }
-  if (criteria.email !== undefined) base = base.where('email', '=', criteria.email.toLowerCase());
+  if (criteria.email !== undefined) base = base.where('email', '=', normalizeEmail(criteria.email));
   if (criteria.emailDomain !== undefined) {
-    base = base.where(sql<SqlBool>`email like ${`%@${escapeLike(criteria.emailDomain.toLowerCase())}`} escape '\\'`);
+    base = base.where(sql<SqlBool>`email like ${`%@${escapeLike(normalizeEmail(criteria.emailDomain))}`} escape '\\'`);
   }
   if (criteria.userId !== undefined) base = base.where('user_id', '=', criteria.userId);
   for (const term of criteria.containsAll ?? []) base = base.where((eb) => containsCondition(eb, term));
@@ -385,7 +387,7 @@ export async function insertUserBlock(
   db: Kysely<Database>,
   block: Omit<UserBlock, 'id' | 'identifier'> & { id?: string; identifier: string },
 ): Promise<UserBlock> {
-  const row: UserBlock = { ...block, id: block.id ?? `ubk_${randomUUID().replace(/-/g, '')}`, identifier: block.identifier.toLowerCase() };
+  const row: UserBlock = { ...block, id: block.id ?? `ubk_${randomUUID().replace(/-/g, '')}`, identifier: normalizeEmail(block.identifier) };
   await db.insertInto('user_blocks').values(row).execute();
   return row;
 }
@@ -399,8 +401,8 @@ export type BlockSelector = { userId: string; identifiers: readonly string[] } |
 function selectBlocks(eb: ExpressionBuilder<Database, 'user_blocks'>, selector: BlockSelector): Expression<SqlBool> {
   if ('all' in selector) return sql<SqlBool>`true`;
   if ('id' in selector) return eb('id', '=', selector.id);
-  if ('identifier' in selector) return eb('identifier', '=', selector.identifier.toLowerCase());
-  const identifiers = selector.identifiers.filter(Boolean).map((i) => i.toLowerCase());
+  if ('identifier' in selector) return eb('identifier', '=', normalizeEmail(selector.identifier));
+  const identifiers = selector.identifiers.filter(Boolean).map(normalizeEmail);
   const byUser = eb('user_id', '=', selector.userId);
   if (identifiers.length === 0) return byUser;
   return eb.or([byUser, eb.and([eb('user_id', 'is', null), eb('identifier', 'in', identifiers)])]);

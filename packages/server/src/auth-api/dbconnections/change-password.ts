@@ -8,6 +8,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { requestPasswordReset } from '../../messaging/account-emails.js';
 import type { App, Services } from '../../services.js';
 import { clientAndConnection, dbConnectionsCors, DbConnectionsBadRequest, DbConnectionsUnauthorized } from './common.js';
+import { isEmailAddress, normalizeEmail } from '../../connections/email-address.js';
 
 export const CHANGE_PASSWORD_SENT = "We've just sent you an email to reset your password.";
 
@@ -22,8 +23,6 @@ const ChangePasswordBody = Type.Object(
   { additionalProperties: true },
 );
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 export function registerChangePassword(app: App, services: Services): void {
   app.post('/dbconnections/change_password', {
     schema: {
@@ -35,10 +34,10 @@ export function registerChangePassword(app: App, services: Services): void {
     config: { rateLimit: { bucket: 'dbconnections' }, cors: dbConnectionsCors(services) },
     handler: async (request, reply) => {
       const body = request.body;
-      const email = body.email?.trim();
+      const email = body.email === undefined ? undefined : normalizeEmail(body.email);
       const username = body.username?.trim();
       if (!email && !username) throw new DbConnectionsBadRequest('email is required');
-      if (email && !EMAIL.test(email)) throw new DbConnectionsBadRequest('email is not a valid email address');
+      if (email && !isEmailAddress(email)) throw new DbConnectionsBadRequest('email is not a valid email address');
       const { client, connection } = await clientAndConnection(request, services, body.client_id, body.connection);
       if (connection.options.disable_self_service_change_password === true) {
         throw new DbConnectionsUnauthorized('Changing the password is disabled for this connection');

@@ -19,13 +19,13 @@ import {
 } from '../../store/passwordless-codes.js';
 import type { Tenant } from '../../store/tenants.js';
 import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin, type User } from '../../store/users.js';
+import { isEmailAddress, normalizeEmail } from '../../connections/email-address.js';
 
 export const CODE_LIFETIME_MS = 5 * 60_000;
 export const MAX_CODE_ATTEMPTS = 3;
 export const PASSWORDLESS_STRATEGIES = ['email', 'sms'] as const;
 export type PasswordlessStrategy = (typeof PASSWORDLESS_STRATEGIES)[number];
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const E164 = /^\+[1-9]\d{6,14}$/;
 
 export function isPasswordless(connection: Connection): connection is Connection & { strategy: PasswordlessStrategy } {
@@ -41,14 +41,14 @@ export async function passwordlessConnectionFor(services: Services, tenant: Tena
 }
 
 /**
- * The identifier in its stored form: emails lower case, phone numbers E.164 with spaces, dashes, dots and
+ * The identifier in its stored form: emails normalised (connections/email-address.ts), phone numbers E.164 with spaces, dashes, dots and
  * brackets taken out. Undefined when it is not a valid one for the strategy.
  */
 export function normalizeIdentifier(strategy: PasswordlessStrategy, raw: string): string | undefined {
   if (strategy === 'email') {
-    const email = raw.trim().toLowerCase();
+    const email = normalizeEmail(raw);
     // One plain address the mailer can deliver to: no display names, lists or header tricks.
-    return email.length <= 320 && EMAIL.test(email) && isDeliverableAddress(email) ? email : undefined;
+    return isEmailAddress(email) && isDeliverableAddress(email) ? email : undefined;
   }
   const phone = raw.trim().replace(/[\s().-]/g, '');
   return E164.test(phone) ? phone : undefined;

@@ -13,6 +13,7 @@ import * as organizationsAndGroups from './0007_organizations_and_groups.js';
 import * as messaging from './0008_messaging.js';
 import * as crossOrigin from './0009_cross_origin.js';
 import * as passwordless from './0010_passwordless.js';
+import * as normalisedEmails from './0011_normalised_emails.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0008_messaging': messaging,
   '0009_cross_origin': crossOrigin,
   '0010_passwordless': passwordless,
+  '0011_normalised_emails': normalisedEmails,
 };
 
 export const migrationProvider: MigrationProvider = {
