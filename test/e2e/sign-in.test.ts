@@ -70,6 +70,23 @@ describe('sign-in in Chromium', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByText('Wrong email or password.').waitFor();
     await page.screenshot({ path: `${SCREENS}/e2e-login-error.png` });
+    // Post/redirect/get: the refused attempt is a page of its own URL with the address kept and no password,
+    // a reload shows it again without sending the form, and Back returns to the form as it was first shown.
+    expect(new URL(page.url()).searchParams.get('retry')).toBeTruthy();
+    expect(await page.getByLabel('Email address').inputValue()).toBe('lin@example.com');
+    expect(await page.getByLabel('Password').inputValue()).toBe('');
+    const posts: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST') posts.push(request.url());
+    });
+    await page.reload();
+    await page.getByText('Wrong email or password.').waitFor();
+    expect(posts).toEqual([]);
+    await page.goBack();
+    await page.waitForURL((url) => url.pathname === '/u/login' && !url.searchParams.has('retry'));
+    expect(await page.getByText('Wrong email or password.').count()).toBe(0);
+    await page.goForward();
+    await page.getByText('Wrong email or password.').waitFor();
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL((url) => url.origin === appOrigin);

@@ -14,6 +14,7 @@ import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin
 import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import { findTenantById } from '../store/tenants.js';
+import { checkBreachedPasswordAtSignup } from '../protection/checks.js';
 import { isEmailAddress, normalizeEmail } from './email-address.js';
 
 export interface DatabaseOptions extends PasswordPolicyOptions {
@@ -101,6 +102,7 @@ export type SignupResult =
   | { outcome: 'invalid'; message: string }
   | { outcome: 'password_rejected'; message: string; policy: string; check: Extract<PasswordCheck, { ok: false }> }
   | { outcome: 'exists'; by: 'email' | 'username' }
+  | { outcome: 'password_leaked' }
   | { outcome: 'disabled' };
 
 /** Optional profile fields a signup may carry (/dbconnections/signup); the caller has checked their limits. */
@@ -122,7 +124,11 @@ async function takenIdentifier(services: Services, connection: Connection, email
 
 const USERNAME_CHARACTERS = /^[A-Za-z0-9_+\-.!#$'^`~@]+$/;
 
-/** Creates a database user from a signup form (hosted page or /dbconnections/signup). */
+/**
+ * Creates a database user from a signup form (hosted page or /dbconnections/signup). Of several problems the
+ * one reported is the one to act on first (#19): the address and username as typed, then an account that
+ * already exists (log in instead: nothing else matters then), then the password policy, then a breached password.
+ */
 export async function signUpWithPassword(
   services: Services,
   connection: Connection,
@@ -147,11 +153,12 @@ export async function signUpWithPassword(
   const profile = Object.fromEntries(
     (['given_name', 'family_name', 'name', 'nickname', 'picture'] as const).flatMap((key) => (names[key] !== undefined ? [[key, names[key]]] : [])),
   );
-  const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
-  if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
-  const db = services.store.db;
   const taken = await takenIdentifier(services, connection, email, username);
   if (taken) return { outcome: 'exists', by: taken };
+  const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
+  if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
+  if ((await checkBreachedPasswordAtSignup(services, connection, input.password)) === 'password_leaked') return { outcome: 'password_leaked' };
+  const db = services.store.db;
   const tenant = await findTenantById(db, connection.tenant_id);
   const user = newUser(
     {

@@ -225,6 +225,31 @@ function personalParts(info: PersonalInfo): string[] {
   return [...parts];
 }
 
+/**
+ * Every rule of the policy, in the order the policy text lists them, each `verified` for `password` when one is
+ * given (unchecked, every rule reads false). What the hosted pages show as a checklist under the password field.
+ */
+export function passwordChecklist(options: PasswordPolicyOptions | undefined | null, password?: string, info: PersonalInfo = {}): PasswordRule[] {
+  const policy = resolvePasswordPolicy(options);
+  const rules = strengthRules(policy, password);
+  const lower = password?.toLowerCase();
+  if (policy.dictionary) {
+    rules.push({ code: 'notCommon', message: 'Not a common password', verified: lower !== undefined && !isCommon(policy, lower) });
+  }
+  if (policy.noPersonalInfo) {
+    rules.push({ code: 'noPersonalInfo', message: 'Not contain your email, username, name or nickname', verified: lower !== undefined && !hasPersonalInfo(info, lower) });
+  }
+  return rules;
+}
+
+function isCommon(policy: ResolvedPasswordPolicy, lower: string): boolean {
+  return COMMON_PASSWORDS.has(lower) || policy.customDictionary.includes(lower);
+}
+
+function hasPersonalInfo(info: PersonalInfo, lower: string): boolean {
+  return personalParts(info).some((part) => lower.includes(part));
+}
+
 export function checkPassword(password: string, options: PasswordPolicyOptions | undefined | null, info: PersonalInfo = {}): PasswordCheck {
   const policy = resolvePasswordPolicy(options);
   const text = passwordPolicyText(options);
@@ -233,7 +258,7 @@ export function checkPassword(password: string, options: PasswordPolicyOptions |
     return { ok: false, name: 'PasswordStrengthError', code: 'invalid_password', message: 'Password is too weak', policy: text, rules };
   }
   const lower = password.toLowerCase();
-  if (policy.dictionary && (COMMON_PASSWORDS.has(lower) || policy.customDictionary.includes(lower))) {
+  if (policy.dictionary && isCommon(policy, lower)) {
     return {
       ok: false,
       name: 'PasswordDictionaryError',
@@ -243,7 +268,7 @@ export function checkPassword(password: string, options: PasswordPolicyOptions |
       rules: [...rules, { code: 'notCommon', message: 'Not a common password', verified: false }],
     };
   }
-  if (policy.noPersonalInfo && personalParts(info).some((part) => lower.includes(part))) {
+  if (policy.noPersonalInfo && hasPersonalInfo(info, lower)) {
     return {
       ok: false,
       name: 'PasswordNoUserInfoError',

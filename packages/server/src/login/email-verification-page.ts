@@ -30,6 +30,7 @@ function invalidLink(reply: FastifyReply, request: FastifyRequest): FastifyReply
     (context) =>
       renderMessagePage(context, {
         title: 'This link can no longer be used',
+        tone: 'problem',
         message: 'Verification links work once and expire after 5 days. Log in to the application to get a new one.',
       }),
     { status: 400 },

@@ -19,7 +19,7 @@ function codeRequest(clientId: string, extra: Record<string, string> = {}): Reco
 }
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
-  describe.skipIf(dialect === 'postgres' && !postgresAvailable())(`hosted login and SSO session (${dialect})`, () => {
+  describe.skipIf(dialect === 'postgres' && !(await postgresAvailable()))(`hosted login and SSO session (${dialect})`, () => {
     let test: TestServer;
     let app: TestApp;
 
@@ -58,10 +58,10 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const browser = new TestBrowser();
       const { page } = await loginPage(browser);
       const form = readForm(page, test.url);
-      const wrong = await browser.post(form.action, { ...form.fields, username: 'grace@example.com', password: 'nope' });
+      const wrong = await browser.submitExpectingPage(form.action, { ...form.fields, username: 'grace@example.com', password: 'nope' });
       expect(wrong.status).toBe(400);
       expect(await wrong.text()).toContain('Wrong email or password.');
-      const unknown = await browser.post(form.action, { ...form.fields, username: 'nobody@example.com', password: 'nope' });
+      const unknown = await browser.submitExpectingPage(form.action, { ...form.fields, username: 'nobody@example.com', password: 'nope' });
       expect(await unknown.text()).toContain('Wrong email or password.');
       const right = await browser.post(form.action, { ...form.fields, username: 'grace@example.com', password: PASSWORD });
       expect(right.status).toBe(303);
@@ -116,9 +116,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const { page } = await loginPage(browser, { screen_hint: 'signup' });
       expect(page).toContain('autocomplete="new-password"');
       const form = readForm(page, test.url);
-      const weak = await browser.post(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'short' });
+      const weak = await browser.submitExpectingPage(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'short' });
       expect(weak.status).toBe(400);
-      const breached = await browser.post(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'password123' });
+      // Weak and breached: the rules come first (what to change), the breach once the rules are met.
+      const weakAndBreached = await browser.submitExpectingPage(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'password123' });
+      expect(await weakAndBreached.text()).toContain('Choose a stronger password');
+      const breached = await browser.submitExpectingPage(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: 'Trustno1' });
       expect(await breached.text()).toContain('data breach');
       const landed = await browser.follow(test.url, await browser.post(form.action, { ...form.fields, email: `new-${dialect}@example.com`, password: PASSWORD }));
       expect(landed).toBeInstanceOf(URL);
@@ -131,7 +134,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const other = new TestBrowser();
       const duplicate = await other.follow(test.url, await other.get(`${test.url}/authorize?${new URLSearchParams(codeRequest(app.client_id, { screen_hint: 'signup' }))}`));
       const form2 = readForm(await (duplicate as Response).text(), test.url);
-      const exists = await other.post(form2.action, { ...form2.fields, email: `new-${dialect}@example.com`, password: PASSWORD });
+      const exists = await other.submitExpectingPage(form2.action, { ...form2.fields, email: `new-${dialect}@example.com`, password: PASSWORD });
       expect(await exists.text()).toContain('already exists');
     });
 
@@ -152,7 +155,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         expect(response.status, path).toBe(400);
       }
       // The right transaction with a password far beyond any policy: the page again, not a 500.
-      const long = await browser.post(form.action, { ...form.fields, username: 'grace@example.com', password: 'p'.repeat(5000) });
+      const long = await browser.submitExpectingPage(form.action, { ...form.fields, username: 'grace@example.com', password: 'p'.repeat(5000) });
       expect(long.status).toBe(400);
     });
 

@@ -6,6 +6,7 @@ import { InvalidRequest } from '../http/errors.js';
 import type { App, Services } from '../services.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
+import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { renderLoginPage } from './pages/login.js';
 import { startSession } from './session.js';
@@ -13,6 +14,9 @@ import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
 
 export const RESET_PASSWORD_PATH = '/u/reset-password';
+
+/** The login page of a transaction, and where a failed attempt sends the browser back to. */
+const place = (step: LoginStep) => ({ page: 'login', binding: step.transaction.id, url: `${LOGIN_PATH}?state=${step.transaction.id}` });
 
 function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
   const { transaction, client } = step;
@@ -40,7 +44,7 @@ function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep
 async function connectionOf(request: FastifyRequest, reply: FastifyReply, services: Services, step: LoginStep): Promise<Connection | undefined> {
   const connection = await databaseConnectionFor(services, request.tenant, step.client.client_id, step.transaction.request.connection);
   if (!connection) {
-    sendErrorPage(reply, request, new InvalidRequest('No database connection is enabled for this application, so there is no way to log in here.'));
+    sendErrorPage(reply, request, new InvalidRequest('No database connection is enabled for this application, so there is no way to log in here. Its administrator can enable one for it (Management API: PATCH /api/v2/connections/{id}/clients).'));
   }
   return connection;
 }
@@ -51,6 +55,9 @@ export function registerLoginPage(app: App, services: Services): void {
     if (!step) return reply;
     const connection = await connectionOf(request, reply, services, step);
     if (!connection) return reply;
+    // Back from a failed attempt (post/redirect/get): its message, status and identifier.
+    const outcome = formOutcome(request, services, place(step));
+    if (outcome) return showLogin(reply, request, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status });
     const hint = step.transaction.request.loginHint;
     return showLogin(reply, request, step, connection, hint ? { identifier: hint } : {});
   });
@@ -63,23 +70,26 @@ export function registerLoginPage(app: App, services: Services): void {
     const body = formBody(request);
     const identifier = (body.username ?? '').slice(0, 320);
     const password = body.password ?? '';
-    if (!identifier || !password || password.length > 1024) {
-      return showLogin(reply, request, step, connection, { identifier, error: 'Enter your email and password.', status: 400 });
-    }
+    const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);
+    if (!identifier || !password || password.length > 1024) return retry(400, 'Enter your email and password.');
     const result = await authenticateWithPassword(services, connection, identifier, password, request.ip);
-    if (result.outcome === 'wrong_credentials') return showLogin(reply, request, step, connection, { identifier, error: 'Wrong email or password.', status: 400 });
-    if (result.outcome === 'blocked') return showLogin(reply, request, step, connection, { identifier, error: 'This account is blocked. Contact the administrator.', status: 400 });
-    if (result.outcome === 'too_many_attempts') {
-      const error =
-        result.reason === 'brute_force'
-          ? 'Too many failed attempts: this account is locked from here. Check your email for how to unblock it.'
-          : 'Too many attempts from your network. Try again later.';
-      return showLogin(reply, request, step, connection, { identifier, error, status: 429 });
+    switch (result.outcome) {
+      case 'wrong_credentials':
+        return retry(400, 'Wrong email or password. Check both and try again, or choose “Forgot password?” to set a new one.');
+      case 'blocked':
+        return retry(400, 'This account is blocked. Contact the administrator of this application to have it unblocked.');
+      case 'too_many_attempts':
+        return retry(
+          429,
+          result.reason === 'brute_force'
+            ? 'Too many failed attempts: this account is locked from here. Check your email for how to unblock it, or contact the administrator.'
+            : 'Too many attempts from your network. Wait a while before you try again, or contact the administrator.',
+        );
+      case 'password_leaked':
+        return retry(400, 'This password appeared in a data breach. Choose “Forgot password?” to set a new one, then log in with it.');
+      case 'ok':
+        break;
     }
-    if (result.outcome === 'password_leaked') {
-      return showLogin(reply, request, step, connection, { identifier, error: 'This password appeared in a data breach. Reset your password to log in.', status: 400 });
-    }
-
     await startSession(request, reply, services, result.user);
     // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
     const { transaction } = step;

@@ -2,11 +2,13 @@
  * GET/POST /u/reset-password/ticket?ticket=…: the page a reset email links to. A valid ticket (unspent,
  * unexpired, of this tenant, for a user who still has the address it was sent to) shows the new-password form;
  * the POST checks the connection's password policy, stores the new hash with `last_password_reset`, spends the
- * ticket (and the user's other reset tickets) in the same transaction, and ends the user's SSO sessions.
+ * ticket (and the user's other reset tickets) in the same transaction, and ends the user's SSO sessions. Either
+ * way the POST answers 303 back to the page (form-outcome.ts), which then shows the problem or the success, the
+ * latter with a link to the application's login.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { databaseOptions } from '../connections/database-users.js';
-import { checkPassword, MAX_PASSWORD_LENGTH, passwordPolicyText, type PasswordPolicyOptions } from '../connections/password-policy.js';
+import { checkPassword, MAX_PASSWORD_LENGTH, passwordChecklist } from '../connections/password-policy.js';
 import { hashPassword } from '../crypto/passwords.js';
 import { eventContextFrom } from '../events/context.js';
 import { emitEvent } from '../events/outbox.js';
@@ -15,12 +17,16 @@ import { checkBreachedPasswordAtPasswordChange } from '../protection/checks.js';
 import { RESET_TICKET_PATH } from '../messaging/account-emails.js';
 import { findTicket, spendTicket, usable, type UserTicket } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
+import type { Tenant } from '../store/tenants.js';
 import { findConnectionById, type Connection } from '../store/connections.js';
 import { deleteSsoSessionsOfUser } from '../store/sso-sessions.js';
 import { findUser, updateUsers, type User } from '../store/users.js';
+import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { renderMessagePage } from './pages/message.js';
+import { passwordAdvice } from './pages/password-rules.js';
 import { renderResetPasswordPage } from './pages/reset-password.js';
+import { sha256 } from './session.js';
 import { formBody } from './step.js';
 
 interface ResetTarget {
@@ -31,16 +37,21 @@ interface ResetTarget {
 
 class TicketSpent extends Error {}
 
-/** The policy text as one line per rule (kind lists folded into their rule), for the form's hint list. */
-export function passwordRules(options: PasswordPolicyOptions): string[] {
-  const rules: string[] = [];
-  for (const line of passwordPolicyText(options).split('\n')) {
-    const text = line.replace(/^\s*[*-]\s*/, '').trim();
-    if (!text) continue;
-    if (/^\s+[*-]/.test(line) && rules.length > 0) rules[rules.length - 1] += `${rules[rules.length - 1]!.endsWith(':') ? ' ' : ', '}${text}`;
-    else rules.push(text);
-  }
-  return rules;
+/** The ticket page of one ticket (known by its hash, never kept in clear), and where its POST sends the browser back to. */
+const place = (ticket: string) => ({ page: 'reset-ticket', binding: sha256(ticket), url: `${RESET_TICKET_PATH}?ticket=${encodeURIComponent(ticket)}` });
+
+/**
+ * Where "Log in" leads once the password is changed (or the link is dead): the application's own login route
+ * (its `initiate_login_uri`), else the tenant's default login route, else, for the Default App of the default
+ * tenant, the demo this server serves. Undefined when none is known: the page then says to go back to the app.
+ */
+async function applicationLogin(services: Services, tenant: Tenant, clientId: string | null | undefined): Promise<string | undefined> {
+  const client = clientId ? await services.configCache.client(tenant.id, clientId) : undefined;
+  // A route with {placeholders} needs values (an organization, a connection) that a reset does not have.
+  if (client?.initiate_login_uri && !client.initiate_login_uri.includes('{')) return client.initiate_login_uri;
+  if (tenant.settings.default_redirection_uri) return tenant.settings.default_redirection_uri;
+  if (client?.is_default_app && tenant.isDefault) return `${tenant.baseUrl}/demo`;
+  return undefined;
 }
 
 async function resetTarget(services: Services, request: FastifyRequest, value: unknown): Promise<ResetTarget | undefined> {
@@ -56,20 +67,39 @@ async function resetTarget(services: Services, request: FastifyRequest, value: u
   return { ticket, user, connection };
 }
 
-function sendInvalidLink(reply: FastifyReply, request: FastifyRequest): FastifyReply {
+async function sendInvalidLink(reply: FastifyReply, request: FastifyRequest, services: Services, ticket: unknown): Promise<FastifyReply> {
+  const known = await findTicket(services.store.db, request.tenant.id, 'password_reset', ticket);
+  const login = await applicationLogin(services, request.tenant, known?.client_id);
   return sendHostedPage(
     reply,
     request.tenant,
     (context) =>
       renderMessagePage(context, {
         title: 'This link can no longer be used',
-        message: 'Password reset links work once and expire after 24 hours. Ask for a new one from the log-in page.',
+        tone: 'problem',
+        message: 'Password reset links work once and expire after 24 hours. Ask for a new one with “Forgot password?” on the log-in page.',
+        ...(login ? { linkUrl: login, linkText: 'Go to the log-in page' } : {}),
       }),
     { status: 400 },
   );
 }
 
-function showForm(reply: FastifyReply, request: FastifyRequest, target: ResetTarget, ticket: string, error?: string): FastifyReply {
+async function sendPasswordChanged(reply: FastifyReply, request: FastifyRequest, services: Services, ticket: string): Promise<FastifyReply> {
+  const spent = await findTicket(services.store.db, request.tenant.id, 'password_reset', ticket);
+  const login = await applicationLogin(services, request.tenant, spent?.client_id);
+  return sendHostedPage(reply, request.tenant, (context) =>
+    renderMessagePage(context, {
+      title: 'Your password has been changed',
+      message: login
+        ? 'Log in with your new password. For your safety, every session of this account has been signed out.'
+        : 'Go back to the application and log in with your new password. For your safety, every session of this account has been signed out.',
+      ...(login ? { linkUrl: login, linkText: 'Log in' } : {}),
+    }),
+  );
+}
+
+function showForm(reply: FastifyReply, request: FastifyRequest, target: ResetTarget, ticket: string, outcome?: FormOutcome): FastifyReply {
+  const options = databaseOptions(target.connection);
   return sendHostedPage(
     reply,
     request.tenant,
@@ -78,40 +108,40 @@ function showForm(reply: FastifyReply, request: FastifyRequest, target: ResetTar
         action: RESET_TICKET_PATH,
         ticket,
         email: target.user.email ?? '',
-        passwordRules: passwordRules(databaseOptions(target.connection)),
-        ...(error !== undefined ? { error } : {}),
+        passwordRules: outcome?.passwordRules ? { rules: outcome.passwordRules, checked: true } : { rules: passwordChecklist(options), checked: false },
+        ...(outcome?.error !== undefined ? { error: outcome.error } : {}),
       }),
-    { status: error === undefined ? 200 : 400 },
+    { status: outcome?.status ?? 200 },
   );
 }
 
 export function registerPasswordResetTicketPage(app: App, services: Services): void {
   app.get(RESET_TICKET_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
     const ticket = (request.query as Record<string, unknown>).ticket;
+    if (typeof ticket !== 'string') return sendInvalidLink(reply, request, services, ticket);
+    // After the POST (post/redirect/get): the success, or the problem to fix.
+    const outcome = formOutcome(request, services, place(ticket));
+    if (outcome?.done) return sendPasswordChanged(reply, request, services, ticket);
     const target = await resetTarget(services, request, ticket);
-    if (!target || typeof ticket !== 'string') return sendInvalidLink(reply, request);
-    return showForm(reply, request, target, ticket);
+    if (!target) return sendInvalidLink(reply, request, services, ticket);
+    return showForm(reply, request, target, ticket, outcome);
   });
 
   app.post(RESET_TICKET_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
     const body = formBody(request);
     const ticket = body.ticket ?? '';
     const target = await resetTarget(services, request, ticket);
-    if (!target) return sendInvalidLink(reply, request);
+    if (!target) return sendInvalidLink(reply, request, services, ticket);
+    const retry = (outcome: Omit<FormOutcome, 'status'>) => redirectWithOutcome(reply, request, services, place(ticket), { status: 400, ...outcome });
     const password = body.password ?? '';
-    if (password.length > 4 * MAX_PASSWORD_LENGTH) return showForm(reply, request, target, ticket, 'That password is too long.');
-    if (password !== (body.password_confirmation ?? '')) return showForm(reply, request, target, ticket, 'The two passwords do not match.');
+    if (password.length > 4 * MAX_PASSWORD_LENGTH) return retry({ error: `That password is too long. Choose one of at most ${MAX_PASSWORD_LENGTH} characters.` });
+    if (password !== (body.password_confirmation ?? '')) return retry({ error: 'The two passwords do not match. Type the same new password in both fields.' });
     const { user, connection } = target;
-    const check = checkPassword(password, databaseOptions(connection), {
-      email: user.email,
-      username: user.username,
-      ...user.profile,
-      phone_number: user.phone_number,
-      user_metadata: user.user_metadata,
-    });
-    if (!check.ok) return showForm(reply, request, target, ticket, `${check.message}.`);
+    const personal = { email: user.email, username: user.username, ...user.profile, phone_number: user.phone_number, user_metadata: user.user_metadata };
+    const check = checkPassword(password, databaseOptions(connection), personal);
+    if (!check.ok) return retry({ error: passwordAdvice(check), passwordRules: passwordChecklist(databaseOptions(connection), password, personal) });
     if ((await checkBreachedPasswordAtPasswordChange(services, connection, password)) === 'password_leaked') {
-      return showForm(reply, request, target, ticket, 'This password has appeared in a data breach elsewhere. Choose a different one.');
+      return retry({ error: 'This password has appeared in a data breach elsewhere. Choose a different one.' });
     }
 
     const now = Date.now();
@@ -130,18 +160,13 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
         });
       });
     } catch (err) {
-      if (err instanceof TicketSpent) return sendInvalidLink(reply, request);
+      if (err instanceof TicketSpent) return sendInvalidLink(reply, request, services, ticket);
       throw err;
     }
     // Whoever knew the old password is signed out everywhere (a linked identity's sessions are its primary's).
     await deleteSsoSessionsOfUser(services.store.db, user.tenant_id, user.user_id);
     if (user.linked_to) await deleteSsoSessionsOfUser(services.store.db, user.tenant_id, user.linked_to);
     request.log.info({ userId: user.user_id }, 'password reset with an emailed ticket');
-    return sendHostedPage(reply, request.tenant, (context) =>
-      renderMessagePage(context, {
-        title: 'Your password has been changed',
-        message: 'You can now log in with your new password. For your safety, every session of this account has been signed out.',
-      }),
-    );
+    return redirectWithOutcome(reply, request, services, place(ticket), { status: 200, done: true });
   });
 }

@@ -15,21 +15,35 @@ import { sendHostedPage } from './hosted-page.js';
 import { registerPasswordResetTicketPage } from './password-reset-ticket-page.js';
 import { renderForgotPasswordPage } from './pages/forgot-password.js';
 import { formBody, loadStep } from './step.js';
+import { formOutcome, redirectWithOutcome } from './form-outcome.js';
 import { isEmailAddress, normalizeEmail } from '../connections/email-address.js';
+
+/** The "forgot password" page of a transaction, and where its POST sends the browser back to. */
+const place = (transactionId: string) => ({ page: 'forgot-password', binding: transactionId, url: `${RESET_PASSWORD_PATH}?state=${transactionId}` });
 
 export function registerResetPasswordPage(app: App, services: Services): void {
   app.get(RESET_PASSWORD_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
     const { transaction } = step;
-    return sendHostedPage(reply, request.tenant, (context) =>
-      renderForgotPasswordPage(context, {
-        action: RESET_PASSWORD_PATH,
-        csrfToken: transaction.csrfToken,
-        transaction: transaction.id,
-        loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
-        ...(transaction.request.loginHint?.includes('@') ? { email: transaction.request.loginHint } : {}),
-      }),
+    // After the POST (post/redirect/get): "check your email", or the address to correct.
+    const outcome = formOutcome(request, services, place(transaction.id));
+    const hint = transaction.request.loginHint?.includes('@') ? transaction.request.loginHint : undefined;
+    const email = outcome?.values?.email ?? hint;
+    return sendHostedPage(
+      reply,
+      request.tenant,
+      (context) =>
+        renderForgotPasswordPage(context, {
+          action: RESET_PASSWORD_PATH,
+          csrfToken: transaction.csrfToken,
+          transaction: transaction.id,
+          loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
+          ...(email !== undefined ? { email } : {}),
+          ...(outcome?.error !== undefined ? { error: outcome.error } : {}),
+          ...(outcome?.done ? { sent: true } : {}),
+        }),
+      { status: outcome?.status ?? 200 },
     );
   });
 
@@ -37,20 +51,14 @@ export function registerResetPasswordPage(app: App, services: Services): void {
     const step = await loadStep(request, reply, services, 'POST');
     if (!step) return reply;
     const { transaction, client } = step;
-    const email = normalizeEmail((formBody(request).email ?? '').slice(0, 320));
-    const view = {
-      action: RESET_PASSWORD_PATH,
-      csrfToken: transaction.csrfToken,
-      transaction: transaction.id,
-      loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
-      email,
-    };
+    const typed = (formBody(request).email ?? '').slice(0, 320);
+    const email = normalizeEmail(typed);
     if (!isEmailAddress(email)) {
-      return sendHostedPage(reply, request.tenant, (context) => renderForgotPasswordPage(context, { ...view, error: 'Enter a valid email address.' }), { status: 400 });
+      return redirectWithOutcome(reply, request, services, place(transaction.id), { status: 400, error: 'Enter a valid email address, such as name@example.com.', values: { email: typed } });
     }
     const connection = await databaseConnectionFor(services, request.tenant, client.client_id, transaction.request.connection);
     if (!connection || connection.options.disable_self_service_change_password === true) {
-      return sendErrorPage(reply, request, new InvalidRequest('Password reset is not available for this application.'));
+      return sendErrorPage(reply, request, new InvalidRequest('Password reset is not available for this application. Contact its administrator to change your password.'));
     }
     const tenant = request.tenant;
     const log = request.log;
@@ -58,7 +66,8 @@ export function registerResetPasswordPage(app: App, services: Services): void {
     void requestPasswordReset(services, tenant, connection, { email }, client.client_id).catch((err: unknown) => {
       log.error({ err }, 'queueing a password reset email failed');
     });
-    return sendHostedPage(reply, tenant, (context) => renderForgotPasswordPage(context, { ...view, sent: true }));
+    // A reload of the "check your email" page shows it again rather than sending another email.
+    return redirectWithOutcome(reply, request, services, place(transaction.id), { status: 200, done: true, values: { email } });
   });
 
   registerPasswordResetTicketPage(app, services);

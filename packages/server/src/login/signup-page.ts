@@ -2,30 +2,30 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
 import { databaseConnectionFor, databaseOptions, signUpWithPassword } from '../connections/database-users.js';
-import { passwordPolicyText } from '../connections/password-policy.js';
+import { MAX_PASSWORD_LENGTH, passwordChecklist } from '../connections/password-policy.js';
 import { eventContextFrom } from '../events/context.js';
 import { InvalidRequest } from '../http/errors.js';
-import { checkBreachedPasswordAtSignup, checkSignupThrottle } from '../protection/checks.js';
+import { checkSignupThrottle } from '../protection/checks.js';
 import type { App, Services } from '../services.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
+import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
+import { passwordAdvice } from './pages/password-rules.js';
 import { renderSignupPage } from './pages/signup.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
 
-function showSignup(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { email?: string; username?: string; error?: string; status?: number }) {
+const SIGNUP_UNAVAILABLE = 'Sign-up is not available for this application. Go back to it and log in with an existing account, or ask its administrator for one.';
+
+/** The sign-up page of a transaction, and where a refused sign-up sends the browser back to. */
+const place = (step: LoginStep) => ({ page: 'signup', binding: step.transaction.id, url: `${SIGNUP_PATH}?state=${step.transaction.id}` });
+
+function showSignup(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, outcome: FormOutcome | { values?: Record<string, string> }) {
   const { transaction, client } = step;
   const options = databaseOptions(connection);
-  // The policy text is a bullet list whose indented bullets belong to the line above: one rule per top bullet.
-  const rules: string[] = [];
-  for (const line of passwordPolicyText(options).split('\n')) {
-    const text = line.replace(/^\s*[*-]\s*/, '').trim();
-    if (!text) continue;
-    if (/^\s+[*-]/.test(line) && rules.length > 0) rules[rules.length - 1] += `${rules[rules.length - 1]!.endsWith(':') ? ' ' : ', '}${text}`;
-    else rules.push(text);
-  }
+  const shown: Partial<FormOutcome> = outcome;
   return sendHostedPage(
     reply,
     request.tenant,
@@ -36,20 +36,20 @@ function showSignup(reply: FastifyReply, request: FastifyRequest, step: LoginSte
         transaction: transaction.id,
         clientName: client.name,
         requireUsername: options.requires_username === true,
-        passwordRules: rules,
+        passwordRules: shown.passwordRules ? { rules: shown.passwordRules, checked: true } : { rules: passwordChecklist(options), checked: false },
         loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
-        ...(extra.email !== undefined ? { email: extra.email } : {}),
-        ...(extra.username !== undefined ? { username: extra.username } : {}),
-        ...(extra.error !== undefined ? { error: extra.error } : {}),
+        ...(shown.values?.email !== undefined ? { email: shown.values.email } : {}),
+        ...(shown.values?.username !== undefined ? { username: shown.values.username } : {}),
+        ...(shown.error !== undefined ? { error: shown.error } : {}),
       }),
-    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri] },
+    { status: shown.status ?? 200, formAction: [transaction.request.redirectUri] },
   );
 }
 
 async function signupConnection(request: FastifyRequest, reply: FastifyReply, services: Services, step: LoginStep): Promise<Connection | undefined> {
   const connection = await databaseConnectionFor(services, request.tenant, step.client.client_id, step.transaction.request.connection);
   if (!connection || databaseOptions(connection).disable_signup) {
-    sendErrorPage(reply, request, new InvalidRequest('Sign-up is not available for this application.'));
+    sendErrorPage(reply, request, new InvalidRequest(SIGNUP_UNAVAILABLE));
     return undefined;
   }
   return connection;
@@ -61,8 +61,11 @@ export function registerSignupPage(app: App, services: Services): void {
     if (!step) return reply;
     const connection = await signupConnection(request, reply, services, step);
     if (!connection) return reply;
+    // Back from a refused sign-up (post/redirect/get): its message, status, fields and checked rules.
+    const outcome = formOutcome(request, services, place(step));
+    if (outcome) return showSignup(reply, request, step, connection, outcome);
     const hint = step.transaction.request.loginHint;
-    return showSignup(reply, request, step, connection, hint?.includes('@') ? { email: hint } : {});
+    return showSignup(reply, request, step, connection, hint?.includes('@') ? { values: { email: hint } } : {});
   });
 
   app.post(SIGNUP_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
@@ -74,26 +77,27 @@ export function registerSignupPage(app: App, services: Services): void {
     const email = (body.email ?? '').slice(0, 320);
     const username = body.username?.slice(0, 128);
     const password = body.password ?? '';
-    const keep = { email, ...(username !== undefined ? { username } : {}), status: 400 };
-    if (password.length > 1024) return showSignup(reply, request, step, connection, { ...keep, error: 'That password is too long.' });
-    // Attack protection (C.10), as at /dbconnections/signup: signup throttling per IP, then breached passwords.
+    const values = { email, ...(username !== undefined ? { username } : {}) };
+    const retry = (outcome: Omit<FormOutcome, 'values' | 'status'> & { status?: number }) =>
+      redirectWithOutcome(reply, request, services, place(step), { status: 400, values, ...outcome });
+    if (password.length > 4 * MAX_PASSWORD_LENGTH) return retry({ error: `That password is too long. Choose one of at most ${MAX_PASSWORD_LENGTH} characters.` });
+    // Attack protection (C.10), as at /dbconnections/signup: signup throttling per IP (breached passwords: signUpWithPassword).
     if ((await checkSignupThrottle(services, connection, request.ip)) === 'too_many_attempts') {
-      return showSignup(reply, request, step, connection, { ...keep, error: 'Too many sign-ups from your network. Try again later.', status: 429 });
-    }
-    if ((await checkBreachedPasswordAtSignup(services, connection, password)) === 'password_leaked') {
-      return showSignup(reply, request, step, connection, { ...keep, error: 'This password appeared in a data breach. Choose another one.' });
+      return retry({ status: 429, error: 'Too many sign-ups from your network. Wait a while before you try again, or contact the administrator.' });
     }
     const result = await signUpWithPassword(services, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
     switch (result.outcome) {
       case 'invalid':
-        return showSignup(reply, request, step, connection, { ...keep, error: result.message });
+        return retry({ error: result.message });
       case 'password_rejected':
-        return showSignup(reply, request, step, connection, { ...keep, error: `${result.message}.` });
+        return retry({ error: passwordAdvice(result.check), passwordRules: passwordChecklist(databaseOptions(connection), password, { email, username: username ?? null }) });
+      case 'password_leaked':
+        return retry({ error: 'This password has appeared in a data breach elsewhere. Choose a different one.' });
       case 'exists':
         // The form cannot avoid saying so (the reference's signup says user_exists too); it says no more.
-        return showSignup(reply, request, step, connection, { ...keep, error: 'An account with this email or username already exists. Log in instead.' });
+        return retry({ error: 'An account with this email or username already exists. Log in instead; if you forgot its password, choose “Forgot password?” there.' });
       case 'disabled':
-        return sendErrorPage(reply, request, new InvalidRequest('Sign-up is not available for this application.'));
+        return sendErrorPage(reply, request, new InvalidRequest(SIGNUP_UNAVAILABLE));
       case 'ok':
         break;
     }

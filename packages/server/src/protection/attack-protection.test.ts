@@ -429,11 +429,11 @@ describe('attack protection on the hosted login page', () => {
     if (start instanceof URL) throw new Error(`expected the login page, went to ${start.href}`);
     const form = readForm(await start.text(), server.url);
     for (let i = 0; i < 10; i++) {
-      const wrong = await browser.post(form.action, { ...form.fields, username: 'ada@example.com', password: `nope ${i}` });
+      const wrong = await browser.submitExpectingPage(form.action, { ...form.fields, username: 'ada@example.com', password: `nope ${i}` });
       expect(wrong.status).toBe(400);
       expect(await wrong.text()).toContain('Wrong email or password.');
     }
-    const locked = await browser.post(form.action, { ...form.fields, username: 'ada@example.com', password });
+    const locked = await browser.submitExpectingPage(form.action, { ...form.fields, username: 'ada@example.com', password });
     expect(locked.status).toBe(429);
     expect(await locked.text()).toContain('Too many failed attempts');
     expect(browser.cookies.has('gh_session')).toBe(false);
@@ -498,7 +498,10 @@ describe('every door that checks a password counts the attempt first (#19)', () 
     const form = readForm(await start.text(), server.url);
     const pages = await Promise.all(
       Array.from({ length: 25 }, async (_, i) => {
-        const res = await browser.post(form.action, { ...form.fields, username: email, password: `wrong ${i}` });
+        // Each browser tab keeps its own last answer: a shared cookie jar would show them all the latest one.
+        const tab = new TestBrowser();
+        for (const [name, value] of browser.cookies) tab.cookies.set(name, value);
+        const res = await tab.submitExpectingPage(form.action, { ...form.fields, username: email, password: `wrong ${i}` });
         return { status: res.status, text: await res.text() };
       }),
     );

@@ -78,7 +78,7 @@ export function registerUnblockPage(app: App, services: Services): void {
         renderErrorPage(context, {
           title: 'This link does not work',
           error: 'invalid_ticket',
-          description: 'The unblock link is not valid, has already been used, or has expired.',
+          description: 'The unblock link is not valid, has already been used, or has expired. Log in again (the block may be lifted already), or ask the administrator of the application to lift it.',
           requestId,
         }),
       { status: 400 },

@@ -29,6 +29,11 @@ export interface TenantSettings {
   /** SSO session lifetimes in hours (Auth0's names): absolute, and since the last activity. */
   session_lifetime?: number;
   idle_session_lifetime?: number;
+  /**
+   * The tenant's default login route (Auth0's name): where pages that end a flow outside any application (a
+   * finished password reset) send the person to log in, when the application has no `initiate_login_uri`.
+   */
+  default_redirection_uri?: string;
   /** The database connection the `password` grant and the hosted login page use when none is named. */
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */

@@ -85,6 +85,21 @@ export class TestBrowser {
     return response;
   }
 
+  /**
+   * Posts a hosted page's form and follows where it leads, as a browser does: a refused form comes back as its
+   * page (post/redirect/get), a finished one as the URL outside the server (a client's callback).
+   */
+  async submit(url: string, fields: Record<string, string>): Promise<Response | URL> {
+    return this.follow(new URL(url).origin, await this.post(url, fields));
+  }
+
+  /** The page a `submit` came back to; throws when it left the server instead. */
+  async submitExpectingPage(url: string, fields: Record<string, string>): Promise<Response> {
+    const result = await this.submit(url, fields);
+    if (result instanceof URL) throw new Error(`expected a page, went to ${result.href}`);
+    return result;
+  }
+
   /** Follows redirects from `response` until one leaves `base` (the server) or a page is shown. */
   async follow(base: string, response: Response): Promise<Response | URL> {
     let current = response;

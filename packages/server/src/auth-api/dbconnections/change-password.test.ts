@@ -103,19 +103,29 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const form = readForm(html, test.url);
       expect(form.fields.ticket).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-      const mismatch = await browser.post(form.action, { ...form.fields, password: NEW_PASSWORD, password_confirmation: `${NEW_PASSWORD}x` });
+      const mismatch = await browser.submitExpectingPage(form.action, { ...form.fields, password: NEW_PASSWORD, password_confirmation: `${NEW_PASSWORD}x` });
       expect(mismatch.status).toBe(400);
       expect(await mismatch.text()).toContain('The two passwords do not match.');
-      const weak = await browser.post(form.action, { ...form.fields, password: 'abc', password_confirmation: 'abc' });
+      const weak = await browser.submitExpectingPage(form.action, { ...form.fields, password: 'abc', password_confirmation: 'abc' });
       expect(weak.status).toBe(400);
-      expect(await weak.text()).toContain('Password is too weak.');
-      const leaked = await browser.post(form.action, { ...form.fields, password: 'Trustno1', password_confirmation: 'Trustno1' });
+      const weakPage = await weak.text();
+      expect(weakPage).toContain('Choose a stronger password');
+      expect(weakPage).toContain('<span class="visually-hidden">Still needed: </span>At least 8 characters in length');
+      expect(weakPage).toContain('<span class="visually-hidden">Done: </span>lower case letters (a-z)');
+      const leaked = await browser.submitExpectingPage(form.action, { ...form.fields, password: 'Trustno1', password_confirmation: 'Trustno1' });
       expect(leaked.status).toBe(400);
       expect(await leaked.text()).toContain('appeared in a data breach');
 
-      const done = await browser.post(form.action, { ...form.fields, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD });
+      const posted = await browser.post(form.action, { ...form.fields, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD });
+      expect(posted.status).toBe(303);
+      const done = await browser.get(new URL(posted.headers.get('location')!, test.url).href);
       expect(done.status).toBe(200);
-      expect(await done.text()).toContain('Your password has been changed');
+      const donePage = await done.text();
+      expect(donePage).toContain('Your password has been changed');
+      // The way back: the application's login (here the client has none, nor the tenant: the page says so).
+      expect(donePage).toContain('Go back to the application and log in with your new password.');
+      // A reload shows the same page; it posts nothing, so the spent link is not reported as dead.
+      expect(await (await browser.get(new URL(posted.headers.get('location')!, test.url).href)).text()).toContain('Your password has been changed');
 
       await expect(logIn(test, new TestBrowser(), codeRequest(app.client_id), { username: 'grace@example.com', password: OLD_PASSWORD })).rejects.toThrow(/login did not redirect back/);
       const after = await logIn(test, new TestBrowser(), codeRequest(app.client_id), { username: 'grace@example.com', password: NEW_PASSWORD });
@@ -132,7 +142,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       const again = await browser.get(link);
       expect(again.status).toBe(400);
       expect(await again.text()).toContain('This link can no longer be used');
-      const replay = await browser.post(form.action, { ...form.fields, password: 'Another-Pass-789', password_confirmation: 'Another-Pass-789' });
+      const replay = await browser.submitExpectingPage(form.action, { ...form.fields, password: 'Another-Pass-789', password_confirmation: 'Another-Pass-789' });
       expect(replay.status).toBe(400);
       await expect(logIn(test, new TestBrowser(), codeRequest(app.client_id), { username: 'grace@example.com', password: 'Another-Pass-789' })).rejects.toThrow();
     });
@@ -146,7 +156,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(older).not.toBe(newer);
       const browser = new TestBrowser();
       const form = readForm(await (await browser.get(newer!)).text(), test.url);
-      expect((await browser.post(form.action, { ...form.fields, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD })).status).toBe(200);
+      expect((await browser.submitExpectingPage(form.action, { ...form.fields, password: NEW_PASSWORD, password_confirmation: NEW_PASSWORD })).status).toBe(200);
       expect((await browser.get(older!)).status).toBe(400);
     });
 
@@ -164,9 +174,9 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       for (const address of ['stranger@example.com', 'hosted@example.com']) {
         const browser = new TestBrowser();
         const form = readForm(await forgotPage(browser), test.url);
-        const answer = await browser.post(form.action, { ...form.fields, email: address });
+        const answer = await browser.submitExpectingPage(form.action, { ...form.fields, email: address });
         expect(answer.status).toBe(200);
-        sent.push((await answer.text()).replaceAll(address, 'ADDRESS').replace(/nonce-[^']+'|nonce="[^"]+"|state=[^"&]+/g, 'PER-PAGE'));
+        sent.push((await answer.text()).replaceAll(address, 'ADDRESS').replace(/nonce-[^']+'|nonce="[^"]+"|state=[^"&]+|retry=[^"&]+/g, 'PER-PAGE'));
       }
       expect(sent[0]).toContain('Check your email');
       expect(sent[0]).toBe(sent[1]);
@@ -177,9 +187,11 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
 
       const browser = new TestBrowser();
       const form = readForm(await forgotPage(browser), test.url);
-      const invalid = await browser.post(form.action, { ...form.fields, email: 'not an email' });
+      const invalid = await browser.submitExpectingPage(form.action, { ...form.fields, email: 'not an email' });
       expect(invalid.status).toBe(400);
-      expect(await invalid.text()).toContain('Enter a valid email address.');
+      const invalidPage = await invalid.text();
+      expect(invalidPage).toContain('Enter a valid email address, such as name@example.com.');
+      expect(invalidPage).toContain('value="not an email"');
     });
 
     it('answers bad requests in the /dbconnections shape, never a 500', async () => {

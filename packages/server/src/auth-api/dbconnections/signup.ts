@@ -6,7 +6,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { signUpWithPassword } from '../../connections/database-users.js';
 import { eventContextFrom } from '../../events/context.js';
-import { checkBreachedPasswordAtSignup, checkSignupThrottle } from '../../protection/checks.js';
+import { checkSignupThrottle } from '../../protection/checks.js';
 import { PasswordLeaked, TooManyAttempts } from '../../protection/errors.js';
 import type { App, Services } from '../../services.js';
 import type { User } from '../../store/users.js';
@@ -95,9 +95,8 @@ export function registerSignup(app: App, services: Services): void {
       const body = request.body;
       checkFields(body);
       const { client, connection } = await clientAndConnection(request, services, body.client_id, body.connection);
-      // Attack protection (C.10): suspicious-IP throttling of signups, then breached passwords.
+      // Attack protection (C.10): suspicious-IP throttling of signups here; breached passwords in signUpWithPassword.
       if ((await checkSignupThrottle(services, connection, request.ip)) === 'too_many_attempts') throw new TooManyAttempts('suspicious_ip');
-      if ((await checkBreachedPasswordAtSignup(services, connection, body.password)) === 'password_leaked') throw new PasswordLeaked();
       const result = await signUpWithPassword(
         services,
         connection,
@@ -123,6 +122,8 @@ export function registerSignup(app: App, services: Services): void {
           return sendPasswordRejected(reply, result.check);
         case 'exists':
           throw new UserExists(result.by);
+        case 'password_leaked':
+          throw new PasswordLeaked();
         case 'disabled':
           throw new DbConnectionsUnauthorized('Sign-ups are disabled for this connection');
       }

@@ -21,8 +21,10 @@ ${view.requestId ? html`<div><dt>Request ID</dt><dd>${view.requestId}</dd></div>
   return renderDocument(ctx, { title: view.title, content });
 }
 
-export function renderMessagePage(ctx: PageContext, view: { title: string; message: string; linkUrl?: string; linkText?: string }): string {
-  const content = html`<div class="status-icon status-info">${DONE_ICON}</div>
+/** A message page: `done` (the default) for something that worked, `problem` for something that did not (a dead link). */
+export function renderMessagePage(ctx: PageContext, view: { title: string; message: string; linkUrl?: string; linkText?: string; tone?: 'done' | 'problem' }): string {
+  const icon = view.tone === 'problem' ? html`<div class="status-icon status-error">${ERROR_ICON}</div>` : html`<div class="status-icon status-info">${DONE_ICON}</div>`;
+  const content = html`${icon}
 <h1>${view.title}</h1>
 <p class="lead">${view.message}</p>
 ${view.linkUrl ? html`<div class="actions"><a class="button button-primary" href="${view.linkUrl}">${view.linkText ?? 'Continue'}</a></div>` : ''}`;

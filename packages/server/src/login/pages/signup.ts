@@ -1,9 +1,10 @@
 /**
  * The sign-up page. Posts `email`, `username` (only when the connection requires one) and `password`, beside
  * `_csrf` and `transaction`. The password rules, when given, are listed under the field and tied to it for
- * screen readers.
+ * screen readers; after a refused password they are marked met or still needed, and the password field has focus.
  */
 import { alert, formGuards, html, renderDocument, type PageContext } from './chrome.js';
+import { PASSWORD_RULES_ID, passwordRuleList, type PasswordRulesView } from './password-rules.js';
 
 export function renderSignupPage(
   ctx: PageContext,
@@ -16,11 +17,13 @@ export function renderSignupPage(
     email?: string;
     username?: string;
     error?: string;
-    passwordRules?: string[];
+    passwordRules?: PasswordRulesView;
     loginUrl: string;
   },
 ): string {
-  const rules = view.passwordRules ?? [];
+  const rules = view.passwordRules;
+  const described = rules && rules.rules.length > 0 ? html` aria-describedby="${PASSWORD_RULES_ID}"` : '';
+  const invalid = rules?.checked ? html` aria-invalid="true"` : '';
   const content = html`<h1>Create your account</h1>
 <p class="lead">to continue to <strong>${view.clientName}</strong></p>
 ${alert('error', view.error)}
@@ -28,7 +31,7 @@ ${alert('error', view.error)}
 ${formGuards(view.csrfToken, view.transaction)}
 <div class="field">
 <label for="email">Email address</label>
-<input id="email" name="email" type="email" inputmode="email" value="${view.email ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" required maxlength="320" autofocus>
+<input id="email" name="email" type="email" inputmode="email" value="${view.email ?? ''}" autocomplete="email" autocapitalize="none" spellcheck="false" required maxlength="320"${rules?.checked ? '' : html` autofocus`}>
 </div>
 ${
   view.requireUsername
@@ -40,12 +43,8 @@ ${
 }
 <div class="field">
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required maxlength="1024"${rules.length > 0 ? html` aria-describedby="password-rules"` : ''}>
-${
-  rules.length > 0
-    ? html`<ul class="hint" id="password-rules" aria-label="Your password must have">${rules.map((rule) => html`<li>${rule}</li>`)}</ul>`
-    : ''
-}
+<input id="password" name="password" type="password" autocomplete="new-password" required maxlength="1024"${described}${invalid}${rules?.checked ? html` autofocus` : ''}>
+${passwordRuleList(rules)}
 </div>
 <div class="actions"><button class="button button-primary" type="submit">Sign up</button></div>
 </form>

@@ -205,6 +205,28 @@ input[aria-invalid="true"] { border-color: var(--danger); }
   background: color-mix(in srgb, var(--brand) 55%, #c9ced8);
 }
 
+/* The password checklist: after a refused password, each rule says whether it is met (in words for screen readers). */
+.rules ul { margin: 2px 0 0; padding: 0; list-style: none; }
+
+.rules .rule-met { color: var(--success); }
+
+.rules .rule-unmet { color: var(--danger); }
+
+.rules .rule-met::before,
+.rules .rule-unmet::before {
+  left: 2px;
+  top: 0;
+  width: auto;
+  height: auto;
+  border-radius: 0;
+  background: none;
+  font-weight: 700;
+}
+
+.rules .rule-met::before { content: "\\2713"; }
+
+.rules .rule-unmet::before { content: "\\2717"; }
+
 /* Buttons */
 .button {
   display: inline-flex;
