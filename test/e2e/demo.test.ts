@@ -65,6 +65,59 @@ describe('the demo app', () => {
     await page.close();
   });
 
+  it('waits for a slow session check when the page loads, rather than showing a logged-in person as logged out', async (context) => {
+    const page = await openPage(browser, context);
+    await page.goto(`${server.url}/demo`);
+    await page.locator('#login-email').fill('demo@example.com');
+    await page.locator('#login-password').fill(PASSWORD);
+    await page.locator('#embedded-login button').click();
+    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    // A loaded machine, played by holding the silent session check (prompt=none) past the 5 s the page once
+    // allowed it: the page must wait for the answer, not decide on a clock.
+    await page.route(
+      (url) => url.pathname === '/authorize' && url.searchParams.get('prompt') === 'none',
+      async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 6_000));
+        await route.continue();
+      },
+    );
+    await page.reload();
+    await page.getByText('Checking whether you are already logged in').waitFor();
+    const hello = page.getByRole('heading', { name: /Hello/ });
+    await Promise.race([hello.waitFor(), page.getByRole('button', { name: 'Log in with the hosted page' }).waitFor()]);
+    expect(await hello.isVisible()).toBe(true);
+    await page.unrouteAll();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Log in with the hosted page' }).waitFor();
+    await page.close();
+  });
+
+  it('explains a refused signup in words: the password rules marked met or not, then what to do about a taken address', async (context) => {
+    const page = await openPage(browser, context);
+    await page.goto(`${server.url}/demo`);
+    await page.locator('#signup-email').fill('rules@example.com');
+    await page.locator('#signup-password').fill('lowercase only');
+    await page.getByRole('button', { name: 'Sign up', exact: true }).click();
+    const status = page.locator('#status');
+    await status.getByText('Choose a stronger password. It must have:').waitFor();
+    expect(await status.textContent()).not.toMatch(/[{}[\]"]/); // no JSON
+    expect(await status.locator('li.met', { hasText: /^Done: At least 8 characters in length$/ }).count()).toBe(1);
+    expect(await status.locator('li.met', { hasText: /^Done: lower case letters \(a-z\)$/ }).count()).toBe(1);
+    expect(await status.locator('li.unmet', { hasText: /^Still needed: upper case letters \(A-Z\)$/ }).count()).toBe(1);
+    expect(await status.locator('li.unmet', { hasText: /^Still needed: Contain at least 3 of the following 4 types of characters:/ }).count()).toBe(1);
+    await page.screenshot({ path: `${SCREENS}/demo-signup-rules.png`, fullPage: true });
+
+    // A taken address with a weak password: the address is what to act on (log in instead), so it comes first.
+    await page.locator('#signup-email').fill('DEMO@example.com');
+    await page.getByRole('button', { name: 'Sign up', exact: true }).click();
+    await status.getByText(/An account with this email already exists\. Log in with it instead/).waitFor();
+    await page.locator('#login-email').fill('demo@example.com');
+    await page.locator('#login-password').fill('not the password');
+    await page.locator('#embedded-login button').click();
+    await status.getByText(/Wrong email or password\. Check both and try again/).waitFor();
+    await page.close();
+  });
+
   it('embedded login, signup then login, passwordless by email code, and linking a second account in a popup', async (context) => {
     const page = await openPage(browser, context);
     await page.goto(`${server.url}/demo`);
@@ -98,7 +151,7 @@ describe('the demo app', () => {
         const article = mailbox.split('<article').find((a) => a.includes('otp@example.com'));
         code = article?.match(/\b(\d{6})\b/)?.[1];
         return code;
-      }, { timeout: 15_000 })
+      })
       .toBeTruthy();
     await page.locator('#pwl-code').fill(code!);
     await page.locator('#passwordless-login button').click();
