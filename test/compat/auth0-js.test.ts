@@ -85,7 +85,7 @@ describe('auth0-js@10 against the server', () => {
 
     await tab.goto(`${appOrigin}/app.html`);
     const silent = (await tab.evaluate(
-      () => new Promise<unknown>((r) => (window as unknown as { webAuth: { checkSession(o: unknown, cb: (e: unknown, res: unknown) => void): void } }).webAuth.checkSession({ timeout: 10000 }, (err, res) => r({ err, res }))),
+      () => new Promise<unknown>((r) => (window as unknown as { webAuth: { checkSession(o: unknown, cb: (e: unknown, res: unknown) => void): void } }).webAuth.checkSession({}, (err, res) => r({ err, res }))),
     )) as Outcome;
     expect(silent.err).toBeNull();
     expect((silent.res!.idTokenPayload as { email: string }).email).toBe('ivy@example.com');
@@ -94,7 +94,7 @@ describe('auth0-js@10 against the server', () => {
     await tab.evaluate((returnTo) => void setTimeout(() => (window as unknown as { webAuth: { logout(o: unknown): void } }).webAuth.logout({ returnTo })), `${appOrigin}/app.html`);
     await tab.waitForURL(`${appOrigin}/app.html`);
     const after = (await tab.evaluate(
-      () => new Promise<unknown>((r) => (window as unknown as { webAuth: { checkSession(o: unknown, cb: (e: unknown, res: unknown) => void): void } }).webAuth.checkSession({ timeout: 10000 }, (err, res) => r({ err, res }))),
+      () => new Promise<unknown>((r) => (window as unknown as { webAuth: { checkSession(o: unknown, cb: (e: unknown, res: unknown) => void): void } }).webAuth.checkSession({}, (err, res) => r({ err, res }))),
     )) as Outcome;
     expect(after.err).toMatchObject({ error: 'login_required' });
   });

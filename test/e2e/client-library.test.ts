@@ -111,7 +111,7 @@ describe('svc v10 in Chromium', () => {
       const page = await openPage(fresh, context);
       await page.goto(`${appOrigin}/app.html`);
       const check = () =>
-        page.evaluate(() => new Promise<unknown>((r) => (window as unknown as { webAuth: { checkSession(o: unknown, cb: (e: unknown, res: unknown) => void): void } }).webAuth.checkSession({ timeout: 10000 }, (err, res) => r({ err, res })))) as Promise<Outcome>;
+        page.evaluate(() => new Promise<unknown>((r) => (window as unknown as { webAuth: { checkSession(o: unknown, cb: (e: unknown, res: unknown) => void): void } }).webAuth.checkSession({}, (err, res) => r({ err, res })))) as Promise<Outcome>;
       const before = await check();
       expect(before.err).toMatchObject({ error: 'login_required', code: 'login_required' });
 

@@ -35,6 +35,9 @@ export async function launchBrowser(): Promise<BrowserSession> {
     args: CHROMIUM_ARGS,
     ignoreHTTPSErrors: true,
   });
+  // Every wait is for a condition (an element, a URL, an event); on a loaded machine it may take long, so
+  // Playwright's own 30 s bound is raised to the test's (vitest.config.ts), which then reports a real failure.
+  context.setDefaultTimeout(110_000);
   return {
     context,
     close: async () => {
