@@ -4,12 +4,21 @@
  */
 import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { launchBrowser, openPage, type BrowserSession } from '../../packages/server/src/test-support/browser.js';
 import { startTestServer, type TestServer } from '../../packages/server/src/test-support/server.js';
 import { createUser } from '../../packages/server/src/test-support/sign-in.js';
 
 const PASSWORD = 'correct horse battery staple 9';
 const SCREENS = '/tmp/screens';
+
+/** The embedded login form (/co/authenticate, then /authorize with the ticket), as far as the greeting. */
+async function embeddedLogin(page: Page, email: string, password: string): Promise<void> {
+  await page.locator('#login-email').fill(email);
+  await page.locator('#login-password').fill(password);
+  await page.locator('#embedded-login button').click();
+  await page.getByRole('heading', { name: /Hello/ }).waitFor();
+}
 
 describe('the demo app', () => {
   let server: TestServer;
@@ -68,10 +77,7 @@ describe('the demo app', () => {
   it('waits for a slow session check when the page loads, rather than showing a logged-in person as logged out', async (context) => {
     const page = await openPage(browser, context);
     await page.goto(`${server.url}/demo`);
-    await page.locator('#login-email').fill('demo@example.com');
-    await page.locator('#login-password').fill(PASSWORD);
-    await page.locator('#embedded-login button').click();
-    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    await embeddedLogin(page, 'demo@example.com', PASSWORD);
     // A loaded machine, played by holding the silent session check (prompt=none) past the 5 s the page once
     // allowed it: the page must wait for the answer, not decide on a clock.
     await page.route(
@@ -121,11 +127,7 @@ describe('the demo app', () => {
   it('embedded login, signup then login, passwordless by email code, and linking a second account in a popup', async (context) => {
     const page = await openPage(browser, context);
     await page.goto(`${server.url}/demo`);
-    // Embedded login (/co/authenticate, then /authorize with the ticket).
-    await page.locator('#login-email').fill('demo@example.com');
-    await page.locator('#login-password').fill(PASSWORD);
-    await page.locator('#embedded-login button').click();
-    await page.getByRole('heading', { name: /Hello/ }).waitFor();
+    await embeddedLogin(page, 'demo@example.com', PASSWORD);
     const primary = await page.locator('#who').textContent();
     expect(primary).toBe('demo@example.com');
     await page.getByRole('button', { name: 'Log out' }).click();

@@ -4,7 +4,6 @@
  * allow, because every attempt claims its count in Redis before its password is checked. Requests come from
  * chosen loopback addresses (127.0.0.x) so the nodes see one client IP.
  */
-import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD_REALM_GRANT } from '../auth-api/token/password-realm.js';
@@ -12,6 +11,7 @@ import { createClient, createUser, PASSWORD, type TestClient } from '../auth-api
 import { loadConfig } from '../config.js';
 import { startServer, type RunningServer } from '../server.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { postJsonFrom } from '../test-support/client-ip.js';
 import { freePort, postgresAvailable, redisAvailable, REDIS_URL } from '../test-support/services.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
 
@@ -33,28 +33,8 @@ describe.each(dialects)('attack protection on two nodes sharing Redis (%s)', (di
 
   /** POST /oauth/token to node `node` (0 or 1) from `localAddress`, with the tenant's Host. */
   function login(node: number, localAddress: string, username: string, password: string): Promise<{ status: number; body: Json }> {
-    const payload = JSON.stringify({ grant_type: PASSWORD_REALM_GRANT, ...app.auth, realm: DATABASE_CONNECTION_NAME, username, password, scope: 'openid' });
-    return new Promise((resolve, reject) => {
-      const request = http.request(
-        {
-          host: '127.0.0.1',
-          port: ports[node],
-          path: '/oauth/token',
-          method: 'POST',
-          localAddress,
-          agent: false,
-          headers: { host: new URL(first.url).host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: (text ? JSON.parse(text) : {}) as Json }));
-        },
-      );
-      request.on('error', reject);
-      request.end(payload);
-    });
+    const body = { grant_type: PASSWORD_REALM_GRANT, ...app.auth, realm: DATABASE_CONNECTION_NAME, username, password, scope: 'openid' };
+    return postJsonFrom(localAddress, `http://127.0.0.1:${ports[node]}`, '/oauth/token', body, new URL(first.url).host);
   }
 
   beforeAll(async () => {

@@ -3,7 +3,6 @@
  * /oauth/token from chosen loopback addresses (127.0.0.x, so each test has its "own IP"), the hosted login page,
  * the Management API's user-blocks routes lifting blocks, and the signup checks exposed for the signup doors.
  */
-import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD_REALM_GRANT } from '../auth-api/token/password-realm.js';
@@ -12,6 +11,7 @@ import { hashPassword } from '../crypto/passwords.js';
 import { openBody } from '../messaging/email-outbox.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { postJsonFrom } from '../test-support/client-ip.js';
 import { redisAvailable, REDIS_URL } from '../test-support/services.js';
 import { createApp, createUser as createUserOverApi, readForm, TestBrowser } from '../test-support/sign-in.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
@@ -36,32 +36,7 @@ describe.each(stores)('attack protection over HTTP (counters in %s)', (store) =>
   let app: TestClient;
   let token: string;
 
-  /** POST as JSON from `localAddress`, so the server sees that client IP. */
-  function postFrom(localAddress: string, path: string, body: Json): Promise<{ status: number; body: Json }> {
-    const url = new URL(server.url);
-    const payload = JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const request = http.request(
-        {
-          host: '127.0.0.1',
-          port: url.port,
-          path,
-          method: 'POST',
-          localAddress,
-          agent: false,
-          headers: { host: url.host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-        },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: (text ? JSON.parse(text) : {}) as Json }));
-        },
-      );
-      request.on('error', reject);
-      request.end(payload);
-    });
-  }
+  const postFrom = (localAddress: string, path: string, body: Json) => postJsonFrom(localAddress, server.url, path, body);
 
   const login = (ip: string, username: string, password: string) =>
     postFrom(ip, '/oauth/token', { grant_type: PASSWORD_REALM_GRANT, ...app.auth, realm: DATABASE_CONNECTION_NAME, username, password, scope: 'openid' });
