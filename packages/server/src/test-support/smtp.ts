@@ -23,7 +23,7 @@ export interface TestSmtp {
   received: ReceivedEmail[];
   /** Refuses the next `count` messages with `code` (4xx: try again later; 5xx: never). */
   refuseNext(count: number, code: number): void;
-  /** Waits until a message matching `match` has arrived. */
+  /** Waits until a message matching `match` has arrived (the bound, 60 s by default, only reports a hang). */
   waitFor(match: (email: ReceivedEmail) => boolean, timeoutMs?: number): Promise<ReceivedEmail>;
   close(): Promise<void>;
 }
@@ -120,7 +120,7 @@ export async function startTestSmtp(credentials = { user: 'mailer', pass: 's3cre
     refuseNext(count, code) {
       refusals = { count, code };
     },
-    waitFor(match, timeoutMs = 10_000) {
+    waitFor(match, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const found = received.find(match);

@@ -23,7 +23,7 @@ export async function startSmtp(): Promise<TestSmtp> {
   return {
     url: smtp.url,
     async waitFor(address, after = 0) {
-      await smtp.waitFor(() => to(address).length > after, 15_000);
+      await smtp.waitFor(() => to(address).length > after);
       return to(address)[after]!;
     },
     close: () => smtp.close(),
