@@ -105,11 +105,8 @@ describe('gatehouse CLI', () => {
     const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1', GATEHOUSE_WORKERS: '2' };
     const run = await start(env);
     expect(run.output()).toContain('2 workers');
-    // Workers come up after the banner; wait until they answer.
-    for (let i = 0; i < 100; i++) {
-      if ((await fetch(`http://localhost:${port}/readyz`).catch(() => undefined))?.status === 200) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    // Workers come up after the banner; wait until they answer (however long a loaded machine takes).
+    await expect.poll(async () => (await fetch(`http://localhost:${port}/readyz`).catch(() => undefined))?.status, { interval: 100 }).toBe(200);
     const statuses = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://localhost:${port}/.well-known/jwks.json`).then((r) => r.status)));
     expect(statuses.every((s) => s === 200)).toBe(true);
     expect(await stop(run)).toBe(0);
@@ -128,15 +125,22 @@ describe('gatehouse CLI', () => {
 describe('graceful shutdown', () => {
   it('lets in-flight requests finish and refuses new connections', async () => {
     let release!: () => void;
+    let arrived!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
     const server = await startTestServer({
-      configure: (app) => app.get('/slow-probe', { schema: { hide: true } }, async () => (await gate, { done: true })),
+      configure: (app) =>
+        app.get('/slow-probe', { schema: { hide: true } }, async () => {
+          arrived();
+          await gate;
+          return { done: true };
+        }),
     });
     const inFlight = fetch(`${server.url}/slow-probe`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Close once the request is being handled (not after a guessed time: on a loaded machine it may not be yet).
+    await reached;
     const closing = server.close();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    await expect.poll(() => fetch(`${server.url}/healthz`).then(() => 'answered', () => 'refused'), { interval: 50 }).toBe('refused');
     release();
     const res = await inFlight;
     expect(res.status).toBe(200);

@@ -8,7 +8,7 @@ export const CLI = path.resolve('packages/server/dist/cli.js');
 export interface CliProcess {
   child: ChildProcess;
   output(): string;
-  /** Resolves when stdout+stderr match, rejects on exit or timeout. */
+  /** Resolves when stdout+stderr match, rejects on exit or timeout (90 s by default: a bound for a hang, not a speed). */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -37,7 +37,7 @@ export function runCli(args: string[], env: Record<string, string>): CliProcess 
     child,
     output: () => text,
     exited,
-    waitFor: (pattern, timeoutMs = 30_000) =>
+    waitFor: (pattern, timeoutMs = 90_000) =>
       new Promise((resolve, reject) => {
         const check = () => {
           const match = text.match(pattern);
