@@ -7,15 +7,17 @@ import { randomHex } from '../crypto/ids.js';
 import { emitEvent, type EventContext } from '../events/outbox.js';
 import { userEventObject } from '../management/event-objects.js';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from '../crypto/passwords.js';
+import { isForeignHash, verifyForeignHash } from '../jobs/password-hashes/index.js';
 import type { Services } from '../services.js';
 import { findConnectionByName, listConnections, listEnabledClientsByConnection, type Connection } from '../store/connections.js';
 import type { Tenant } from '../store/tenants.js';
-import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin, updateUsers, type User } from '../store/users.js';
+import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin, replacePasswordHash, type User } from '../store/users.js';
 import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import { findTenantById } from '../store/tenants.js';
 import { checkBreachedPasswordAtSignup } from '../protection/checks.js';
 import { isEmailAddress, normalizeEmail } from './email-address.js';
+import { answerFailureInEqualTime, recordPasswordCheck } from './login-timing.js';
 
 export interface DatabaseOptions extends PasswordPolicyOptions {
   requires_username?: boolean;
@@ -60,7 +62,10 @@ export type PasswordLogin =
 
 /**
  * Checks `identifier` (email, or username where the connection has them) and `password`. On success returns
- * the primary user (a linked identity logs its primary in), records the login and upgrades a weak stored hash.
+ * the primary user (a linked identity logs its primary in), records the login and upgrades a weak stored hash:
+ * an imported (foreign) hash, or an argon2id one with weaker parameters than today's, is replaced by a new
+ * argon2id hash in this same request. A wrong password costs the same time for an unknown identifier, an
+ * imported hash and an argon2id one (login-timing.ts), and counts towards brute-force protection alike.
  */
 export async function authenticateWithPassword(services: Services, connection: Connection, identifier: string, password: string, ip: string | null): Promise<PasswordLogin> {
   const db = services.store.db;
@@ -75,14 +80,22 @@ export async function authenticateWithPassword(services: Services, connection: C
     : databaseOptions(connection).requires_username
       ? await findUserInConnection(db, connection.id, { username: value })
       : undefined;
+  const started = performance.now();
   if (!identity?.password_hash) {
     await verifyAgainstDecoy(password);
+    recordPasswordCheck(connection.id, performance.now() - started);
+    await answerFailureInEqualTime(connection.id, started);
     // Unknown identifiers count like wrong passwords, so a block says nothing about whether the user exists.
     await admission.failed(null);
     return { outcome: 'wrong_credentials' };
   }
-  const verification = await verifyPassword(identity.password_hash, password);
+  const stored = identity.password_hash;
+  const verification = await verifyPassword(stored, password, (column, given) =>
+    isForeignHash(column) ? verifyForeignHash(services.sealer, connection.tenant_id, column, given) : Promise.resolve(false),
+  );
+  recordPasswordCheck(connection.id, performance.now() - started);
   if (!verification.valid) {
+    await answerFailureInEqualTime(connection.id, started);
     await admission.failed({ userId: identity.linked_to ?? identity.user_id, email: identity.email });
     return { outcome: 'wrong_credentials' };
   }
@@ -92,7 +105,8 @@ export async function authenticateWithPassword(services: Services, connection: C
   if (user.blocked || identity.blocked) return { outcome: 'blocked' };
   // Only a correct password is checked against the breach corpus: a wrong one tells nobody anything.
   if (await services.attackProtection.passwordLeaked(connection.tenant_id, password, 'login')) return { outcome: 'password_leaked' };
-  if (verification.needsRehash) await updateUsers(db, [{ ...identity, password_hash: await hashPassword(password) }]);
+  // Only the hash that was verified is replaced: a password changed meanwhile by another request stays.
+  if (verification.needsRehash) await replacePasswordHash(db, identity.tenant_id, identity.user_id, stored, await hashPassword(password));
   await recordLogin(db, connection.tenant_id, user.user_id, ip);
   return { outcome: 'ok', user };
 }

@@ -4,8 +4,10 @@
  * event loop. Hashes are PHC strings (`$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>`), which carry their own
  * parameters: raising the parameters later only makes `needsRehash` true for older hashes.
  *
- * Imported bcrypt hashes (`$2a$`, `$2b$`, `$2y$`) are recognised but cannot be verified yet: no bcrypt
- * implementation is installed (`@node-rs/bcrypt` would be the one to add). Until then they never verify.
+ * Hashes imported from other systems (bcrypt, PBKDF2, salted SHA, Firebase's scrypt, …) are verified by their own
+ * algorithm (jobs/password-hashes/), which the caller passes in; a right password then needs a rehash, so the
+ * user's first login replaces the foreign hash with ours. A foreign check runs beside a decoy argon2id
+ * verification, so it costs at least what ours costs (and brute force against a weak MD5 is no faster).
  */
 import { availableParallelism } from 'node:os';
 import { hash, parseOptions, verify, type Algorithm, type Options } from '@node-rs/argon2';
@@ -17,13 +19,12 @@ export const ARGON2_PARAMETERS = { memoryCost: 19_456, timeCost: 2, parallelism:
 
 const OPTIONS: Options = { algorithm: ARGON2ID, ...ARGON2_PARAMETERS };
 
-export type PasswordHashScheme = 'argon2id' | 'argon2' | 'bcrypt' | 'unknown';
+export type PasswordHashScheme = 'argon2id' | 'argon2' | 'other';
 
 export function hashScheme(stored: string): PasswordHashScheme {
   if (stored.startsWith('$argon2id$')) return 'argon2id';
   if (/^\$argon2(i|d)\$/.test(stored)) return 'argon2';
-  if (/^\$2[aby]\$\d{2}\$/.test(stored)) return 'bcrypt';
-  return 'unknown';
+  return 'other';
 }
 
 /**
@@ -34,6 +35,11 @@ export function hashScheme(stored: string): PasswordHashScheme {
 const ARGON2_SLOTS = Math.max(1, availableParallelism());
 let argon2Running = 0;
 const argon2Waiting: (() => void)[] = [];
+
+/** Argon2 computations running or waiting: a background job backs off while logins are queued here. */
+export function argon2Pressure(): number {
+  return argon2Running + argon2Waiting.length;
+}
 
 async function withArgon2Slot<T>(work: () => Promise<T>): Promise<T> {
   if (argon2Running >= ARGON2_SLOTS) await new Promise<void>((resolve) => argon2Waiting.push(resolve));
@@ -71,17 +77,31 @@ export function needsRehash(stored: string): boolean {
   }
 }
 
-export async function verifyPassword(stored: string, password: string): Promise<PasswordVerification> {
-  const scheme = hashScheme(stored);
-  if (scheme !== 'argon2id' && scheme !== 'argon2') return { valid: false, needsRehash: false };
-  let valid: boolean;
+/** An argon2 PHC string (any variant, any parameters) against `password`; false for a malformed hash. */
+export async function verifyArgon2(phc: string, password: string): Promise<boolean> {
   try {
-    valid = await withArgon2Slot(() => verify(stored, password));
+    return await withArgon2Slot(() => verify(phc, password));
   } catch {
-    // A malformed stored hash: nobody can log in with it.
-    valid = false;
+    return false;
   }
-  return { valid, needsRehash: valid && needsRehash(stored) };
+}
+
+/** Verifies a hash this module does not know (an imported one); false when it does not match or cannot be read. */
+export type ForeignVerifier = (stored: string, password: string) => Promise<boolean>;
+
+export async function verifyPassword(stored: string, password: string, foreign?: ForeignVerifier): Promise<PasswordVerification> {
+  const scheme = hashScheme(stored);
+  if (scheme === 'argon2id' || scheme === 'argon2') {
+    const valid = await verifyArgon2(stored, password);
+    return { valid, needsRehash: valid && needsRehash(stored) };
+  }
+  if (!foreign) {
+    await verifyAgainstDecoy(password);
+    return { valid: false, needsRehash: false };
+  }
+  // Side by side: the time taken is the larger of the two, never less than an argon2id user's.
+  const [valid] = await Promise.all([foreign(stored, password).catch(() => false), verifyAgainstDecoy(password)]);
+  return { valid, needsRehash: valid };
 }
 
 let decoy: Promise<string> | undefined;

@@ -516,3 +516,60 @@ export interface CrossOriginTicketsTable {
 export interface Database {
   cross_origin_tickets: CrossOriginTicketsTable;
 }
+
+// --- jobs (0016) -------------------------------------------------------------------------------------------
+
+export type JobType = 'users_import' | 'users_export' | 'verification_email';
+export type JobStatus = 'uploading' | 'pending' | 'processing' | 'completed' | 'failed';
+
+export interface JobsTable {
+  id: string;
+  tenant_id: string;
+  type: JobType;
+  status: JobStatus;
+  connection_id: string | null;
+  external_id: string | null;
+  /** JSON: the job's options (see jobs/job.ts). */
+  options: string;
+  source_digest: string | null;
+  total: number;
+  processed: number;
+  inserted: number;
+  updated: number;
+  failed: number;
+  cursor: string | null;
+  status_details: string | null;
+  download_key_sealed: string | null;
+  lease_id: string | null;
+  lease_until: number | null;
+  started_at: number | null;
+  completed_at: number | null;
+  created_at: number;
+}
+
+export interface JobImportBatchesTable {
+  job_id: string;
+  seq: number;
+  first_index: number;
+  users: string;
+}
+
+export interface JobErrorsTable {
+  job_id: string;
+  position: number;
+  user: string;
+  errors: string;
+}
+
+export interface JobExportPartsTable {
+  job_id: string;
+  seq: number;
+  data: string;
+}
+
+export interface Database {
+  jobs: JobsTable;
+  job_import_batches: JobImportBatchesTable;
+  job_errors: JobErrorsTable;
+  job_export_parts: JobExportPartsTable;
+}

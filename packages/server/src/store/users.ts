@@ -369,6 +369,21 @@ export async function unlinkUser(
   });
 }
 
+/**
+ * Replaces the user's password hash by `next` only while it is still `current` (a login upgrading an imported or
+ * weaker hash must not undo a password change that happened meanwhile). Returns whether it was replaced.
+ */
+export async function replacePasswordHash(db: Kysely<Database>, tenantId: string, userId: string, current: string, next: string): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ password_hash: next })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('password_hash', '=', current)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Counts a successful login. */
 export async function recordLogin(db: Kysely<Database>, tenantId: string, userId: string, ip: string | null, now = Date.now()): Promise<void> {
   await db

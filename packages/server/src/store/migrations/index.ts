@@ -14,6 +14,7 @@ import * as messaging from './0008_messaging.js';
 import * as crossOrigin from './0009_cross_origin.js';
 import * as passwordless from './0010_passwordless.js';
 import * as normalisedEmails from './0011_normalised_emails.js';
+import * as userJobs from './0016_user_jobs.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0009_cross_origin': crossOrigin,
   '0010_passwordless': passwordless,
   '0011_normalised_emails': normalisedEmails,
+  '0016_user_jobs': userJobs,
 };
 
 export const migrationProvider: MigrationProvider = {
