@@ -33,6 +33,7 @@ import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
 import { registerClientLibrary } from './client-library.js';
 import { registerDemo } from './demo.js';
+import { registerExportDownload } from './jobs/download.js';
 import { registerManagementApi } from './management/index.js';
 import { managementSecuritySchemes } from './management/openapi.js';
 import './fastify-types.js';
@@ -134,6 +135,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerClientLibrary(app);
   registerDemo(app, services);
   await registerManagementApi(app, services);
+  registerExportDownload(app, services);
   app.get('/openapi.json', { schema: { hide: true }, config: { tenantless: true } }, async () => app.swagger());
 
   return app;

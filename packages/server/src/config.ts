@@ -36,7 +36,12 @@ export interface Config {
   trustedProxies: string[];
   /** The SMS gateway used by sms connections that name none of their own (`gateway_url`). */
   smsGatewayUrl: string | undefined;
+  /** The largest users file POST /api/v2/jobs/users-imports (and `gatehouse users import`) accepts, in bytes. */
+  importMaxBytes: number;
 }
+
+/** 512 MiB: a million users with bcrypt hashes and some metadata is about 250 MB. */
+export const DEFAULT_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -62,6 +67,7 @@ const KEYS = [
   'GATEHOUSE_DEV_MAILBOX',
   'GATEHOUSE_TRUSTED_PROXIES',
   'GATEHOUSE_SMS_GATEWAY_URL',
+  'GATEHOUSE_IMPORT_MAX_BYTES',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -258,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     devMailbox: overrides.devMailbox ?? devMailbox(raw('GATEHOUSE_DEV_MAILBOX'), smtp, resolvedPublicUrl),
     trustedProxies: overrides.trustedProxies ?? trustedProxies(raw('GATEHOUSE_TRUSTED_PROXIES')),
     smsGatewayUrl: overrides.smsGatewayUrl ?? smsGatewayUrl(raw('GATEHOUSE_SMS_GATEWAY_URL')),
+    importMaxBytes:
+      overrides.importMaxBytes ?? integer('GATEHOUSE_IMPORT_MAX_BYTES', raw('GATEHOUSE_IMPORT_MAX_BYTES') ?? String(DEFAULT_IMPORT_MAX_BYTES), 1024, 16 * 1024 ** 3),
   };
 }
 

@@ -19,6 +19,7 @@ import { AttackProtection } from './protection/attack-protection.js';
 import { createMemoryCounterStore } from './protection/memory-counter-store.js';
 import { createRedisCounterStore } from './protection/redis-counter-store.js';
 import { EmailQueue } from './messaging/mailer.js';
+import { JobRunner } from './jobs/runner.js';
 import type { App, Services } from './services.js';
 import { migrateToLatest, openStore, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
@@ -115,6 +116,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   deliveryWorker.start();
   const emailQueue = services.mailer instanceof EmailQueue ? services.mailer : undefined;
   emailQueue?.start(app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
+  const jobRunner = new JobRunner(services, app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
+  jobRunner.start();
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const listenHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
@@ -128,6 +131,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     close: () => {
       closing ??= (async () => {
         await app.close();
+        await jobRunner.stop();
         await deliveryWorker.stop();
         await emailQueue?.stop();
         await services.rateLimitStore.close();

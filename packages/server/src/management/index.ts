@@ -24,6 +24,10 @@ import { registerEventStreamDeliveries } from './event-streams-deliveries.js';
 import { registerEventStreamTest } from './event-streams-test.js';
 import { registerTenantSettings } from './tenant-settings.js';
 import { registerAttackProtection } from './attack-protection.js';
+import { registerJobs } from './jobs.js';
+import { registerJobsUsersExports } from './jobs-users-exports.js';
+import { registerJobsUsersImports } from './jobs-users-imports.js';
+import { registerJobsVerificationEmail } from './jobs-verification-email.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -64,6 +68,10 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerEventStreamTest(api as App, services);
       registerTenantSettings(api as App, services);
       registerAttackProtection(api as App, services);
+      registerJobs(api as App, services);
+      registerJobsUsersImports(api as App, services);
+      registerJobsUsersExports(api as App, services);
+      registerJobsVerificationEmail(api as App, services);
     },
     { prefix: '/api/v2' },
   );

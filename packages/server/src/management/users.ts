@@ -502,26 +502,37 @@ const RESERVED_APP_METADATA = new Set([
   'user_id',
 ]);
 
-/** Metadata field names may not contain `.` nor start with `$`, at any depth; some app_metadata names are reserved. */
-function checkMetadata(value: Record<string, unknown>, where: 'user_metadata' | 'app_metadata'): void {
+/**
+ * What is wrong with a metadata object, or undefined: field names may not contain `.` nor start with `$`, at any
+ * depth, and some app_metadata names are reserved. Shared with user imports (jobs/user-file.ts).
+ */
+export function metadataProblem(value: Record<string, unknown>, where: 'user_metadata' | 'app_metadata'): string | undefined {
   if (where === 'app_metadata') {
     const reserved = Object.keys(value).find((k) => RESERVED_APP_METADATA.has(k));
-    if (reserved) throw new InvalidInput('body', `app_metadata.${reserved} is a reserved name`);
+    if (reserved) return `app_metadata.${reserved} is a reserved name`;
   }
-  const visit = (node: unknown, path: string, depth: number): void => {
-    if (depth > 32) throw new InvalidInput('body', `${where} is nested too deeply`);
+  const visit = (node: unknown, path: string, depth: number): string | undefined => {
+    if (depth > 32) return `${where} is nested too deeply`;
     if (Array.isArray(node)) {
-      node.forEach((item, i) => visit(item, `${path}[${i}]`, depth + 1));
+      for (const [i, item] of node.entries()) {
+        const problem = visit(item, `${path}[${i}]`, depth + 1);
+        if (problem) return problem;
+      }
     } else if (node !== null && typeof node === 'object') {
       for (const [key, child] of Object.entries(node)) {
-        if (key.includes('.') || key.startsWith('$') || key === '') {
-          throw new InvalidInput('body', `${path}: the field name "${key}" is not allowed (no ".", no leading "$")`);
-        }
-        visit(child, `${path}.${key}`, depth + 1);
+        if (key.includes('.') || key.startsWith('$') || key === '') return `${path}: the field name "${key}" is not allowed (no ".", no leading "$")`;
+        const problem = visit(child, `${path}.${key}`, depth + 1);
+        if (problem) return problem;
       }
     }
+    return undefined;
   };
-  visit(value, where, 0);
+  return visit(value, where, 0);
+}
+
+function checkMetadata(value: Record<string, unknown>, where: 'user_metadata' | 'app_metadata'): void {
+  const problem = metadataProblem(value, where);
+  if (problem) throw new InvalidInput('body', problem);
 }
 
 /** One-level merge: each key replaces, a null deletes, `{}` clears everything. */
@@ -542,15 +553,18 @@ function databaseOptions(connection: Connection): PasswordPolicyOptions & {
   return connection.options as PasswordPolicyOptions;
 }
 
-function checkUsername(connection: Connection, username: string): void {
+/** What is wrong with a username for the connection, or undefined. Shared with user imports (jobs/user-file.ts). */
+export function usernameProblem(connection: Connection, username: string): string | undefined {
   const bounds = { ...DEFAULT_USERNAME_LENGTH, ...databaseOptions(connection).validation?.username };
   const length = [...username].length;
-  if (length < bounds.min || length > bounds.max) {
-    throw new InvalidInput('body', `username must be between ${bounds.min} and ${bounds.max} characters long`);
-  }
-  if (!USERNAME_CHARACTERS.test(username)) {
-    throw new InvalidInput('body', "username may contain letters, digits and _ + - . ! # $ ' ^ ` ~ @ only");
-  }
+  if (length < bounds.min || length > bounds.max) return `username must be between ${bounds.min} and ${bounds.max} characters long`;
+  if (!USERNAME_CHARACTERS.test(username)) return "username may contain letters, digits and _ + - . ! # $ ' ^ ` ~ @ only";
+  return undefined;
+}
+
+function checkUsername(connection: Connection, username: string): void {
+  const problem = usernameProblem(connection, username);
+  if (problem) throw new InvalidInput('body', problem);
 }
 
 function personalInfo(identity: User, primary: User): PersonalInfo {

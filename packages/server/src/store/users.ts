@@ -108,6 +108,39 @@ export async function insertUser(db: Kysely<Database>, user: User): Promise<void
   await db.insertInto('users').values(toRow(user)).execute();
 }
 
+/** Rows per multi-row insert (21 columns: well under either dialect's bound-parameter limit). */
+const USERS_PER_INSERT = 250;
+
+/** Inserts many users with multi-row inserts (an import's batch, inside its transaction). */
+export async function insertUsers(db: Kysely<Database>, users: readonly User[]): Promise<void> {
+  for (let i = 0; i < users.length; i += USERS_PER_INSERT) {
+    await db
+      .insertInto('users')
+      .values(users.slice(i, i + USERS_PER_INSERT).map(toRow))
+      .execute();
+  }
+}
+
+/** The identities of a connection holding any of these emails or usernames (lower case). */
+export async function findUsersByIdentifiers(db: Kysely<Database>, connectionId: string, by: { emails: readonly string[]; usernames: readonly string[] }): Promise<User[]> {
+  const { emails, usernames } = by;
+  if (emails.length === 0 && usernames.length === 0) return [];
+  const rows = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('connection_id', '=', connectionId)
+    .where((eb) => eb.or([...(emails.length > 0 ? [eb('email', 'in', [...emails])] : []), ...(usernames.length > 0 ? [eb('username', 'in', [...usernames])] : [])]))
+    .execute();
+  return rows.map(fromRow);
+}
+
+/** Which of these user ids are taken, in any tenant. */
+export async function takenUserIds(db: Kysely<Database>, userIds: readonly string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await db.selectFrom('users').select('user_id').where('user_id', 'in', [...userIds]).execute();
+  return new Set(rows.map((r) => r.user_id));
+}
+
 /** The row of this id in the tenant, primary or linked secondary. */
 export async function findUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<User | undefined> {
   const row = await db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
@@ -268,6 +301,29 @@ export async function listUsers(
 }
 
 /**
+ * Primary users of the tenant (of one connection, when given) after `afterUserId` in user id order, `limit` of
+ * them: an export's pages, read by key so that each page costs the same however far in it is.
+ */
+export async function listUsersAfter(db: Kysely<Database>, tenantId: string, page: { connectionId?: string | undefined; afterUserId: string | null; limit: number }): Promise<User[]> {
+  let query = db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('linked_to', 'is', null);
+  if (page.connectionId) query = query.where('connection_id', '=', page.connectionId);
+  if (page.afterUserId !== null) query = query.where('user_id', '>', page.afterUserId);
+  const rows = await query.orderBy('user_id').limit(page.limit).execute();
+  return rows.map(fromRow);
+}
+
+/** How many primary users the tenant has (in one connection, when given). */
+export async function countUsers(db: Kysely<Database>, tenantId: string, connectionId?: string): Promise<number> {
+  let query = db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('linked_to', 'is', null);
+  if (connectionId) query = query.where('connection_id', '=', connectionId);
+  return Number((await query.executeTakeFirstOrThrow()).n);
+}
+
+/**
  * Runs in the transaction of a write, after it (or, for deletes, before the rows go), so that what belongs with
  * the change, such as its event (outbox), commits or rolls back with it. It must use the transaction it is given.
  */
@@ -284,12 +340,17 @@ export async function insertUserWith(db: Kysely<Database>, user: User, onWrite: 
 /** Writes the given users as they are now (one transaction when several change together). */
 export async function updateUsers(db: Kysely<Database>, users: readonly User[], now = Date.now(), onWrite?: OnWrite): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    for (const user of users) {
-      const { user_id, tenant_id, created_at: _created, ...fields } = toRow({ ...user, updated_at: now });
-      await trx.updateTable('users').set(fields).where('tenant_id', '=', tenant_id).where('user_id', '=', user_id).execute();
-    }
+    await writeUsers(trx, users, now);
     await onWrite?.(trx);
   });
+}
+
+/** Writes the given users as they are now, with the caller's transaction (or none). */
+export async function writeUsers(db: Kysely<Database>, users: readonly User[], now = Date.now()): Promise<void> {
+  for (const user of users) {
+    const { user_id, tenant_id, created_at: _created, ...fields } = toRow({ ...user, updated_at: now });
+    await db.updateTable('users').set(fields).where('tenant_id', '=', tenant_id).where('user_id', '=', user_id).execute();
+  }
 }
 
 /**
