@@ -6,6 +6,7 @@
  *                             promote the next signing key, publish a new next key, retire the previous one
  * gatehouse export FILE [--tenant NAME]   write the tenant's configuration (no secrets) to FILE
  * gatehouse import FILE [--tenant NAME]   make the tenant match FILE (adds and updates, never deletes)
+ * gatehouse users import|export FILE …    user import and export jobs (jobs/cli.ts)
  */
 import cluster from 'node:cluster';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import type { BootstrapResult } from './tenancy/bootstrap.js';
 import { buildApp } from './app.js';
 import { createServices, prepare, startServer, type RunningServer } from './server.js';
 import { exportTenant, importTenant, managementCaller, TenantDocumentError } from './tenancy/tenant-as-code.js';
+import { USERS_USAGE, UsersJobError, usersExportCommand, usersImportCommand } from './jobs/cli.js';
 
 const USAGE = `Usage:
   gatehouse start [--https]               run the server
@@ -27,6 +29,7 @@ const USAGE = `Usage:
   gatehouse keys rotate [--tenant NAME]   rotate the tenant's signing keys (default tenant by default)
   gatehouse export FILE [--tenant NAME]   write APIs, clients, connections, grants and roles to FILE (no secrets)
   gatehouse import FILE [--tenant NAME]   make the tenant match FILE (idempotent; adds and updates, never deletes)
+${USERS_USAGE}
 Configuration comes from the environment; see the README.`;
 
 function banner(config: Config, result: BootstrapResult): string {
@@ -226,6 +229,10 @@ async function main(argv: string[]): Promise<void> {
       return exportCommand(args);
     case 'import':
       return importCommand(args);
+    case 'users':
+      if (args[0] === 'import') return usersImportCommand(args.slice(1));
+      if (args[0] === 'export') return usersExportCommand(args.slice(1));
+      break;
     case undefined:
     case 'help':
     case '--help':
@@ -240,6 +247,10 @@ main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof ConfigError) {
     console.error(`Configuration error: ${err.message}`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof UsersJobError) {
+    console.error(`Users job failed: ${err.message}`);
+    process.exit(65); // EX_DATAERR
   }
   if (err instanceof TenantDocumentError) {
     console.error(`Import/export failed: ${err.message}`);

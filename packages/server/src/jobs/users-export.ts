@@ -36,9 +36,14 @@ function downloadKeyContext(jobId: string): string {
   return `job_download:${jobId}`;
 }
 
-export async function createExportJob(services: Services, tenant: Tenant, connection: Connection | undefined, request: Partial<ExportOptions>, now = Date.now()): Promise<Job> {
+/** The options a request asks for, with the defaults filled in (the same request always gives the same options). */
+export function exportOptions(request: Partial<ExportOptions>): ExportOptions {
   const format = request.format ?? 'json';
-  const options: ExportOptions = { format, fields: request.fields ?? defaultFields(format), ...(request.limit !== undefined && { limit: request.limit }) };
+  return { format, fields: request.fields ?? defaultFields(format), ...(request.limit !== undefined && { limit: request.limit }) };
+}
+
+export async function createExportJob(services: Services, tenant: Tenant, connection: Connection | undefined, request: Partial<ExportOptions>, now = Date.now()): Promise<Job> {
+  const options = exportOptions(request);
   const id = newJobId();
   const users = await countUsers(services.store.db, tenant.id, connection?.id);
   const job = {

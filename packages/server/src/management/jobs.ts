@@ -13,11 +13,12 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
+import { jobErrorsDocument } from '../jobs/job-errors.js';
 import type { ImportOptions } from '../jobs/users-import.js';
 import { downloadLocation, type ExportOptions } from '../jobs/users-export.js';
 import type { App, Services } from '../services.js';
 import { findConnectionById } from '../store/connections.js';
-import { findJob, listJobErrors, type Job } from '../store/jobs.js';
+import { findJob, type Job } from '../store/jobs.js';
 import type { Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 
@@ -112,23 +113,6 @@ export async function presentJob(services: Services, tenant: Tenant, job: Job, n
   return base;
 }
 
-/** The refused users, as one JSON array written a page at a time (an import may refuse many). */
-async function* errorsDocument(services: Services, jobId: string): AsyncGenerator<string> {
-  let after = -1;
-  let first = true;
-  yield '[';
-  for (;;) {
-    const rows = await listJobErrors(services.store.db, jobId, after, 1000);
-    for (const row of rows) {
-      yield `${first ? '' : ','}{"user":${row.user},"errors":${row.errors}}`;
-      first = false;
-    }
-    if (rows.length < 1000) break;
-    after = rows.at(-1)!.position;
-  }
-  yield ']';
-}
-
 export function registerJobs(api: App, services: Services): void {
   const db = services.store.db;
 
@@ -153,7 +137,7 @@ export function registerJobs(api: App, services: Services): void {
       if (job.status === 'failed' && job.status_details !== null) return presentJob(services, request.tenant, job);
       if (job.failed === 0) return reply.code(204).send(null);
       // Streamed page by page; the schema documents the array it makes.
-      return reply.type('application/json; charset=utf-8').send(Readable.from(errorsDocument(services, job.id)) as unknown as Static<typeof ErrorsBody>);
+      return reply.type('application/json; charset=utf-8').send(Readable.from(jobErrorsDocument(db, job.id)) as unknown as Static<typeof ErrorsBody>);
     },
   });
 }
