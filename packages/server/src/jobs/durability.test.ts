@@ -100,9 +100,8 @@ describe.each(dialects)('an import job survives SIGKILL on %s', (dialect) => {
     const jobId = ((await created.json()) as { id: string }).id;
 
     // Kill it part-way: once some batches are in, and before the last.
-    let before: Record<string, unknown> = {};
     for (;;) {
-      before = await api(`/jobs/${jobId}`);
+      const before = await api(`/jobs/${jobId}`);
       const { inserted } = before.summary as { inserted: number };
       if (inserted >= USERS / 20 || before.status === 'completed') break;
       await new Promise((resolve) => setTimeout(resolve, 20));
