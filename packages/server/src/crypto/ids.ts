@@ -1,12 +1,24 @@
 /** Identifiers in the wire formats of design.md "Data": prefixes plus CSPRNG alphanumerics. */
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** `length` characters drawn uniformly from [A-Za-z0-9]. */
+/** Bytes below this are used (248 = 4 × 62), so `byte % 62` is uniform; the rest are drawn again. */
+const UNBIASED_LIMIT = 248;
+
+/**
+ * `length` characters drawn uniformly from [A-Za-z0-9]: random bytes in one call, by rejection (an id per event
+ * of a bulk import made randomInt's one call per character the costliest part of writing an event).
+ */
 export function randomAlphanumeric(length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+  while (out.length < length) {
+    for (const byte of randomBytes(length + 8)) {
+      if (byte >= UNBIASED_LIMIT) continue;
+      out += ALPHANUMERIC[byte % ALPHANUMERIC.length];
+      if (out.length === length) break;
+    }
+  }
   return out;
 }
 

@@ -174,6 +174,7 @@ export class JobRunner {
     const db = this.#services.store.db;
     let job = claimed;
     let failures = 0;
+    let renewedAt = Date.now();
     this.#log.info({ job: job.id, type: job.type, tenant: job.tenant_id }, 'job started');
     while (!this.#stopped) {
       const started = performance.now();
@@ -200,13 +201,20 @@ export class JobRunner {
         }
         await sleep(RETRY_DELAY_MS * failures);
       }
-      if (!(await renewLease(db, job.id, lease.id, Date.now() + LEASE_MS).catch(() => false))) {
-        this.#log.warn({ job: job.id }, 'job taken over by another process');
-        return;
+      // The lease is renewed a few times per lease period rather than per step: it only keeps others away.
+      if (Date.now() - renewedAt > LEASE_MS / 4) {
+        if (!(await renewLease(db, job.id, lease.id, Date.now() + LEASE_MS).catch(() => false))) {
+          this.#log.warn({ job: job.id }, 'job taken over by another process');
+          return;
+        }
+        renewedAt = Date.now();
       }
-      const reloaded = await findJobById(db, job.id);
-      if (!reloaded || reloaded.status !== 'processing') return;
-      job = reloaded;
+      // An export goes on from the cursor its last part moved; an import's next batch is found afresh anyway.
+      if (job.type === 'users_export') {
+        const reloaded = await findJobById(db, job.id);
+        if (!reloaded || reloaded.status !== 'processing') return;
+        job = reloaded;
+      }
       await this.#rest(performance.now() - started);
     }
     await releaseJob(db, job.id, lease.id).catch(() => undefined);
