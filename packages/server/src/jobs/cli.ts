@@ -22,7 +22,7 @@ import { createServices, prepare, type Prepared } from '../server.js';
 import type { Services } from '../services.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
 import { findJobById, findUnfinishedJob, type Job } from '../store/jobs.js';
-import { findTenantById, type Tenant } from '../store/tenants.js';
+import { findDefaultTenant, findTenantById, type Tenant } from '../store/tenants.js';
 import { fieldsProblem, type ExportField, type ExportFormat } from './export-fields.js';
 import { jobErrorsDocument } from './job-errors.js';
 import { createProgress } from './progress.js';
@@ -79,14 +79,14 @@ interface Session {
 
 async function withSession(tenantName: string | undefined, work: (session: Session) => Promise<void>): Promise<void> {
   const config = loadConfig();
-  const prepared = await prepare(config);
+  // No bootstrap: the tenant is the server's, as its own start made it; this shell's PORT or public URL may differ.
+  const prepared = await prepare(config, { bootstrap: false });
   const services = createServices(config, prepared);
   try {
-    const row = tenantName
-      ? await prepared.store.db.selectFrom('tenants').select('id').where('name', '=', tenantName).executeTakeFirst()
-      : { id: prepared.bootstrap!.tenant.id };
-    const tenant = row && (await findTenantById(prepared.store.db, row.id));
-    if (!tenant) throw new ConfigError(`no tenant named ${tenantName}`);
+    const db = prepared.store.db;
+    const row = tenantName ? await db.selectFrom('tenants').select('id').where('name', '=', tenantName).executeTakeFirst() : await findDefaultTenant(db);
+    const tenant = row && (await findTenantById(db, row.id));
+    if (!tenant) throw new ConfigError(tenantName ? `no tenant named ${tenantName}` : 'no default tenant yet: run gatehouse start once');
     await work({ config, prepared, services, tenant });
   } finally {
     await services.rateLimitStore.close();

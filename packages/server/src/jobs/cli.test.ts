@@ -1,0 +1,126 @@
+/**
+ * `gatehouse users import` and `gatehouse users export` as a user runs them (the built CLI in a child process,
+ * stdout a pipe), on the SQLite file of a server that is running meanwhile: plain progress lines, a summary
+ * naming the errors file, a job interrupted with Ctrl-C (SIGINT) picked up by the same command, exports in CSV
+ * and gzip, and usage errors.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, runCliToEnd } from '../test-support/cli.js';
+import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+
+const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+
+describe('gatehouse users import / export', () => {
+  let server: TestServer;
+  let work: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    work = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-users-cli-'));
+    env = { GATEHOUSE_DATA_DIR: server.dataDir, GATEHOUSE_LOG_LEVEL: 'warn' };
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const byEmail = async (email: string) => {
+    const res = await fetch(`${server.url}/api/v2/users-by-email?email=${encodeURIComponent(email)}`, { headers: { authorization: `Bearer ${await managementToken(server)}` } });
+    return (await res.json()) as { email: string; user_metadata: Record<string, unknown> }[];
+  };
+  const primaryUsers = async () =>
+    Number((await server.server.prepared.store.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('linked_to', 'is', null).executeTakeFirstOrThrow()).n);
+
+  it('imports a file beside the running server, with progress lines, a summary and the errors file', async () => {
+    const file = path.join(work, 'people.json');
+    const people = Array.from({ length: 1200 }, (_, i) => ({
+      email: `cli-${i}@example.com`,
+      user_metadata: { i },
+      custom_password_hash: { algorithm: 'md5', hash: { value: md5(`pw-${i}`), encoding: 'hex' } },
+    }));
+    people.splice(7, 0, { email: 'cli-broken', user_metadata: { i: -1 }, custom_password_hash: { algorithm: 'md5', hash: { value: 'nope', encoding: 'hex' } } });
+    writeFileSync(file, JSON.stringify(people));
+    const { code, output } = await runCliToEnd(['users', 'import', file, '--connection', 'Username-Password-Authentication'], env);
+    expect(output, output).toMatch(/Job job_[A-Za-z0-9]{16}: 1,201 users to import into Username-Password-Authentication\./);
+    expect(output).toMatch(/^import: \d+\/1201 users \(\d+%\), \d+ users\/s$/m);
+    expect(output).toMatch(/Imported .*people\.json into Username-Password-Authentication \(job job_\w+\): 1,200 inserted, 0 updated, 1 failed, of 1,201/);
+    const errorsFile = path.join(work, 'people.errors.json');
+    expect(output).toContain(`1 user was refused; each one with its errors is in ${errorsFile}`);
+    expect(code).toBe(0);
+    const errors = JSON.parse(readFileSync(errorsFile, 'utf8')) as unknown[];
+    expect(errors).toEqual([
+      {
+        user: { email: 'cli-broken', user_metadata: { i: -1 }, custom_password_hash: { algorithm: 'md5', hash: { value: '*****', encoding: 'hex' } } },
+        errors: [{ code: 'FORMAT', path: 'email', message: expect.any(String) }],
+      },
+    ]);
+    // The running server sees them at once.
+    expect(await byEmail('cli-1199@example.com')).toEqual([expect.objectContaining({ email: 'cli-1199@example.com', user_metadata: { i: 1199 } })]);
+  });
+
+  it('resumes an import interrupted with Ctrl-C when the same command runs again', { timeout: 300_000 }, async () => {
+    const file = path.join(work, 'many.json');
+    const count = 40_000;
+    writeFileSync(file, JSON.stringify(Array.from({ length: count }, (_, i) => ({ email: `resume-${i}@example.com` }))));
+    const args = ['users', 'import', file, '--connection', 'Username-Password-Authentication'];
+    const first = runCli(args, env);
+    await first.waitFor(/^import: [1-9]\d*\/40000 users/m, 240_000);
+    first.child.kill('SIGINT');
+    const stopped = await first.exited;
+    const interrupted = /Interrupted: job (job_\w+) is at (\d+) of 40000 users\. Run the same command again to resume it\./.exec(first.output());
+    expect(interrupted, first.output()).not.toBeNull();
+    expect(stopped.code).toBe(130);
+    const atStop = Number(interrupted![2]);
+
+    const second = await runCliToEnd(args, env);
+    expect(second.output).toMatch(new RegExp(`Resuming job ${interrupted![1]}: [\\d,]+ of 40,000 users done\\.`));
+    expect(second.output).toMatch(/40,000 inserted, 0 updated, 0 failed, of 40,000/);
+    expect(second.code).toBe(0);
+    const db = server.server.prepared.store.db;
+    const stored = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('email', 'like', 'resume-%').executeTakeFirstOrThrow();
+    expect(Number(stored.n)).toBe(count);
+    // The server may have helped, but the first run's users were not redone: no job ran the file twice.
+    expect(atStop).toBeGreaterThan(0);
+  });
+
+  it('exports CSV with chosen fields, and gzip NDJSON as is', async () => {
+    const csv = path.join(work, 'people.csv');
+    const out = await runCliToEnd(['users', 'export', csv, '--format', 'csv', '--fields', 'email,user_metadata.i=number', '--limit', '3'], env);
+    expect(out.output).toMatch(/Exported 3 users \(csv\) to .*people\.csv \(job job_\w+/);
+    expect(out.code).toBe(0);
+    const lines = readFileSync(csv, 'utf8').trimEnd().split('\n');
+    expect(lines[0]).toBe('"email","number"');
+    expect(lines.slice(1)).toHaveLength(3);
+    for (const line of lines.slice(1)) expect(line).toMatch(/^"'[^"]+@example\.com",(\d+)?$/);
+
+    const gz = path.join(work, 'all.ndjson.gz');
+    expect((await runCliToEnd(['users', 'export', gz], env)).code).toBe(0);
+    const exported = gunzipSync(readFileSync(gz)).toString('utf8').trimEnd().split('\n');
+    expect(exported.length).toBe(await primaryUsers());
+    expect(exported.join('\n')).not.toMatch(/\$import\$|password_hash/);
+  });
+
+  it('explains usage errors with the configuration exit code', async () => {
+    const missing = await runCliToEnd(['users', 'import', path.join(work, 'people.json')], env);
+    expect(missing.output).toContain('--connection NAME is required');
+    expect(missing.code).toBe(78);
+    const nothing = await runCliToEnd(['users', 'import', path.join(work, 'none.json'), '--connection', 'Username-Password-Authentication'], env);
+    expect(nothing.output).toContain('no such file');
+    const wrongConnection = await runCliToEnd(['users', 'import', path.join(work, 'people.json'), '--connection', 'email'], env);
+    expect(wrongConnection.output).toContain('not a database connection');
+    const format = await runCliToEnd(['users', 'export', path.join(work, 'x'), '--format', 'xml'], env);
+    expect(format.output).toContain('expected json or csv');
+    expect(format.code).toBe(78);
+    const notArray = path.join(work, 'object.json');
+    writeFileSync(notArray, '{"users": []}');
+    const failed = await runCliToEnd(['users', 'import', notArray, '--connection', 'Username-Password-Authentication'], env);
+    expect(failed.output).toMatch(/Users job failed: job job_\w+ failed: The users file must contain a JSON array/);
+    expect(failed.code).toBe(65);
+  });
+});
