@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { describeOutput, freePort, makeTempDir, startChild, stopChild, waitForHttp } from './processes.js';
 
 /** @import { Child } from './processes.js' */
@@ -17,6 +18,7 @@ import { describeOutput, freePort, makeTempDir, startChild, stopChild, waitForHt
  * @property {string} tenantHost  the Host header that selects the default tenant (localhost:<port>)
  * @property {string} dataDir
  * @property {number} workers  server processes (GATEHOUSE_WORKERS; with more than 1, node:cluster shares the port)
+ * @property {string | undefined} databaseUrl  a postgres:// URL, or undefined for SQLite in the data dir
  */
 
 /**
@@ -43,13 +45,14 @@ const UNREACHABLE_LIMIT = { capacity: 1_000_000_000, per_second: 1_000_000_000 }
 /**
  * The environment of the server: the bench's own, minus everything that configures Gatehouse (a
  * DATABASE_URL or GATEHOUSE_CONFIG_FILE in the shell must not point the bench at a real database), plus the
- * bench's settings.
+ * bench's settings (and the database the bench chose, when it is not the data dir's SQLite).
  * @param {number} port
  * @param {string} dataDir
  * @param {number} workers
+ * @param {string} [databaseUrl]
  * @returns {NodeJS.ProcessEnv}
  */
-function serverEnv(port, dataDir, workers) {
+function serverEnv(port, dataDir, workers, databaseUrl) {
   /** @type {NodeJS.ProcessEnv} */
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
@@ -63,6 +66,7 @@ function serverEnv(port, dataDir, workers) {
     GATEHOUSE_DATA_DIR: dataDir,
     GATEHOUSE_LOG_LEVEL: 'warn',
     GATEHOUSE_WORKERS: String(workers),
+    ...(databaseUrl && { DATABASE_URL: databaseUrl }),
   };
 }
 
@@ -70,10 +74,11 @@ function serverEnv(port, dataDir, workers) {
  * @param {number} port
  * @param {string} dataDir
  * @param {number} workers
+ * @param {string} [databaseUrl]
  * @returns {Promise<Child>}
  */
-async function startOnce(port, dataDir, workers) {
-  const child = startChild(workers > 1 ? `Gatehouse (${workers} workers)` : 'Gatehouse', CLI, ['start'], serverEnv(port, dataDir, workers));
+async function startOnce(port, dataDir, workers, databaseUrl) {
+  const child = startChild(workers > 1 ? `Gatehouse (${workers} workers)` : 'Gatehouse', CLI, ['start'], serverEnv(port, dataDir, workers, databaseUrl));
   await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
   return child;
 }
@@ -106,6 +111,32 @@ function raiseRateLimits(dataDir, buckets) {
 }
 
 /**
+ * The same change in a PostgreSQL database (URL with `?schema=`), for the scenarios that run on it.
+ * @param {string} databaseUrl
+ * @param {string[]} buckets
+ */
+async function raisePostgresRateLimits(databaseUrl, buckets) {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    if (schema) await client.query(`SET search_path TO "${schema}"`);
+    const { rows } = await client.query('SELECT id, settings FROM tenants WHERE is_default = 1');
+    const row = /** @type {{ id: string, settings: string } | undefined} */ (rows[0]);
+    if (!row) throw new Error('no default tenant in the bench database: the first start did not bootstrap it');
+    /** @type {{ rate_limits?: Record<string, { capacity: number, per_second: number }> }} */
+    const settings = JSON.parse(row.settings);
+    settings.rate_limits = { ...settings.rate_limits };
+    for (const bucket of buckets) settings.rate_limits[bucket] = UNREACHABLE_LIMIT;
+    await client.query('UPDATE tenants SET settings = $1, updated_at = $2 WHERE id = $3', [JSON.stringify(settings), Date.now(), row.id]);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
  * Starts Gatehouse on a fresh data dir with the named rate-limit buckets out of the way:
  *  1. start it once, so it creates the database, the default tenant and its signing keys (the bootstrap);
  *  2. stop it (SIGTERM: it drains and closes the database cleanly);
@@ -113,24 +144,26 @@ function raiseRateLimits(dataDir, buckets) {
  *     for rate limits: they are tenant settings, see UNREACHABLE_LIMIT);
  *  4. start it again on the same data dir and port, so it reads the new settings from the start, with
  *     `workers` server processes.
- * @param {{ rateLimitBuckets: string[], workers?: number }} options
+ * With `databaseUrl` (a postgres:// URL, a fresh schema), the database is PostgreSQL instead of the data dir's SQLite.
+ * @param {{ rateLimitBuckets: string[], workers?: number, databaseUrl?: string }} options
  * @returns {Promise<Gatehouse>}
  */
-export async function startGatehouse({ rateLimitBuckets, workers = 1 }) {
+export async function startGatehouse({ rateLimitBuckets, workers = 1, databaseUrl }) {
   if (!existsSync(CLI)) {
     throw new Error(`${CLI} is missing: build the server first (npm run build -w @gatehouse/server, or npm run bench)`);
   }
   const dataDir = makeTempDir('gatehouse-bench-');
   const port = await freePort();
 
-  const first = await startOnce(port, dataDir, 1);
+  const first = await startOnce(port, dataDir, 1, databaseUrl);
   const code = await stopChild(first);
   if (code !== 0) throw new Error(`Gatehouse did not stop cleanly after its first start (exit ${code}).\n${describeOutput(first)}`);
 
-  raiseRateLimits(dataDir, rateLimitBuckets);
+  if (databaseUrl) await raisePostgresRateLimits(databaseUrl, rateLimitBuckets);
+  else raiseRateLimits(dataDir, rateLimitBuckets);
 
-  const child = await startOnce(port, dataDir, workers);
-  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}`, dataDir, workers };
+  const child = await startOnce(port, dataDir, workers, databaseUrl);
+  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}`, dataDir, workers, databaseUrl };
 }
 
 /**
@@ -145,7 +178,7 @@ export async function startGatehouse({ rateLimitBuckets, workers = 1 }) {
 export async function restartGatehouse(gatehouse, { workers }) {
   const code = await stopChild(gatehouse.child);
   if (code !== 0) throw new Error(`Gatehouse did not stop cleanly (exit ${code}).\n${describeOutput(gatehouse.child)}`);
-  const child = await startOnce(gatehouse.port, gatehouse.dataDir, workers);
+  const child = await startOnce(gatehouse.port, gatehouse.dataDir, workers, gatehouse.databaseUrl);
   return { ...gatehouse, child, workers };
 }
 

@@ -6,12 +6,14 @@
  * and reports the ratio, which carries over between machines far better than either number.
  *  - jwks: a GET whose peer is a minimal server answering the same bytes (see lib/same-body.js);
  *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate;
- *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency.
+ *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency;
+ *  - import: user import jobs on SQLite and PostgreSQL (users/s, logins' p99 during an import, export RSS).
  */
 import authorizationCode from './authorization-code.js';
 import bundleSize from './bundle-size.js';
 import clientCredentials from './client-credentials.js';
 import events from './events.js';
+import importJobs from './import.js';
 import jwks from './jwks.js';
 import passwordRealm from './password-realm.js';
 import userinfo from './userinfo.js';
@@ -46,4 +48,4 @@ import userinfo from './userinfo.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, bundleSize];
+export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, bundleSize];
