@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBody } from '../messaging/email-outbox.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
+import { jobsApi } from '../test-support/jobs.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
 import { EXPORT_PAGE } from './users-export.js';
 
@@ -21,21 +22,11 @@ describe.each(dialects)('user export jobs on %s', (dialect) => {
   let token: string;
   let connectionId: string;
 
-  const api = (method: string, path: string, body?: unknown, bearer = token) =>
-    fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-
-  async function finished(jobId: string): Promise<Json> {
-    for (let i = 0; i < 600; i++) {
-      const job = (await (await api('GET', `/jobs/${jobId}`)).json()) as Json;
-      if (job.status === 'completed' || job.status === 'failed') return job;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`job ${jobId} did not finish`);
-  }
+  const { call: api, upload, finished } = jobsApi(
+    () => server,
+    () => token,
+    () => connectionId,
+  );
 
   async function exportUsers(body: Json): Promise<{ job: Json; text: string }> {
     const res = await api('POST', '/jobs/users-exports', body);
@@ -52,10 +43,7 @@ describe.each(dialects)('user export jobs on %s', (dialect) => {
   }
 
   async function importUsers(users: unknown[]): Promise<void> {
-    const form = new FormData();
-    form.append('users', new Blob([JSON.stringify(users)]), 'users.json');
-    form.append('connection_id', connectionId);
-    const res = await fetch(`${server.url}/api/v2/jobs/users-imports`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+    const res = await upload(JSON.stringify(users));
     const job = await finished(((await res.json()) as Json).id as string);
     expect(job.status).toBe('completed');
   }

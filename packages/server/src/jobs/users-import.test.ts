@@ -13,6 +13,7 @@ import { findConnectionByName } from '../store/connections.js';
 import { findUserInConnection } from '../store/users.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
+import { jobsApi } from '../test-support/jobs.js';
 import { createApp } from '../test-support/sign-in.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
 import { isForeignHash } from './password-hashes/index.js';
@@ -28,28 +29,11 @@ describe.each(dialects)('user import jobs on %s', (dialect) => {
   let connectionId: string;
   let clientId: string;
 
-  const api = (method: string, path: string, body?: unknown, bearer = token) =>
-    fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-
-  function upload(file: string | Buffer, fields: Record<string, string> = {}, bearer = token): Promise<Response> {
-    const form = new FormData();
-    form.append('users', new Blob([file], { type: 'application/json' }), 'users.json');
-    for (const [name, value] of Object.entries({ connection_id: connectionId, ...fields })) form.append(name, value);
-    return fetch(`${server.url}/api/v2/jobs/users-imports`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` }, body: form });
-  }
-
-  async function finished(jobId: string): Promise<Json> {
-    for (let i = 0; i < 600; i++) {
-      const job = (await (await api('GET', `/jobs/${jobId}`)).json()) as Json;
-      if (job.status === 'completed' || job.status === 'failed') return job;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`job ${jobId} did not finish`);
-  }
+  const { call: api, upload, finished } = jobsApi(
+    () => server,
+    () => token,
+    () => connectionId,
+  );
 
   async function importUsers(users: unknown, fields: Record<string, string> = {}): Promise<Json> {
     const res = await upload(typeof users === 'string' ? users : JSON.stringify(users), fields);
