@@ -79,9 +79,9 @@ function pathOf(name: string): (string | number)[] {
   return steps;
 }
 
-function valueAt(view: Record<string, unknown>, name: string): unknown {
+function valueAt(view: Record<string, unknown>, path: readonly (string | number)[]): unknown {
   let node: unknown = view;
-  for (const step of pathOf(name)) {
+  for (const step of path) {
     if (node === null || typeof node !== 'object') return undefined;
     node = (node as Record<string | number, unknown>)[step];
   }
@@ -102,10 +102,13 @@ function csvCell(value: unknown): string {
 export class ExportWriter {
   readonly #fields: readonly ExportField[];
   readonly #format: ExportFormat;
+  /** Each field's path, read once rather than per user. */
+  readonly #paths: readonly (string | number)[][];
 
   constructor(format: ExportFormat, fields: readonly ExportField[]) {
     this.#format = format;
     this.#fields = fields;
+    this.#paths = fields.map((f) => pathOf(f.name));
   }
 
   header(): string {
@@ -114,12 +117,12 @@ export class ExportWriter {
   }
 
   line(view: Record<string, unknown>): string {
-    if (this.#format === 'csv') return this.#fields.map((f) => csvCell(valueAt(view, f.name))).join(',') + '\n';
+    if (this.#format === 'csv') return this.#paths.map((path) => csvCell(valueAt(view, path))).join(',') + '\n';
     const out: Record<string, unknown> = {};
-    for (const field of this.#fields) {
-      const value = valueAt(view, field.name);
+    this.#fields.forEach((field, i) => {
+      const value = valueAt(view, this.#paths[i]!);
       if (value !== undefined) out[field.export_as ?? field.name] = value;
-    }
+    });
     return JSON.stringify(out) + '\n';
   }
 }

@@ -49,7 +49,7 @@ import { isForeignHash, redactUser, sealForeignHash } from './password-hashes/in
 import { readImportedUser, type ImportedUser } from './user-file.js';
 
 /** Users per batch: one transaction each. Small enough that logins waiting on SQLite's writer lock barely notice. */
-export const BATCH_SIZE = 250;
+export const BATCH_SIZE = 500;
 
 export interface ImportOptions {
   upsert: boolean;
