@@ -17,6 +17,7 @@ import { openAsBlob, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { algorithmOf, passwordOf, writeUsersFile } from '../generate-users.js';
+import { treeCpuSeconds } from '../lib/cpu.js';
 import { FlowFailure, measureFlows } from '../lib/flow-load.js';
 import { startGatehouse } from '../lib/gatehouse.js';
 import { httpRequest, keepAliveAgent } from '../lib/http-client.js';
@@ -33,6 +34,8 @@ const GOALS = { sqlite: 10_000, postgres: 5_000 };
 const LOGIN_P99_GOAL = 2;
 const RSS_GOAL_MB = 250;
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+/** BENCH_IMPORT_DIALECTS=sqlite or postgres runs one half only. */
+const DIALECTS = /** @type {('sqlite' | 'postgres')[]} */ ((process.env.BENCH_IMPORT_DIALECTS ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter((d) => d === 'sqlite' || d === 'postgres'));
 
 function importCount() {
   const raw = process.env.BENCH_IMPORT_USERS;
@@ -133,9 +136,9 @@ export default {
     /** @type {Row[]} */
     const rows = [];
     const figures = [`${NAME}: ${fmt(count)} users, ${(bytes / 1e6).toFixed(0)} MB file; logins: ${settings.connections} virtual users, password-realm, one argon2id each.`];
-    const postgres = await postgresSchema();
-    if (!postgres) figures.push(`${NAME}: PostgreSQL at ${POSTGRES_URL} did not answer: its half is missing from this run.`);
-    for (const dialect of /** @type {const} */ (['sqlite', 'postgres'])) {
+    const postgres = DIALECTS.includes('postgres') ? await postgresSchema() : undefined;
+    if (DIALECTS.includes('postgres') && !postgres) figures.push(`${NAME}: PostgreSQL at ${POSTGRES_URL} did not answer: its half is missing from this run.`);
+    for (const dialect of DIALECTS) {
       if (dialect === 'postgres' && !postgres) continue;
       const label = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
       progress(`${NAME}: starting Gatehouse on ${label}`);
@@ -169,8 +172,13 @@ export default {
 
         progress(`${NAME}: ${label}: importing ${fmt(count)} users`);
         const began = Date.now();
-        const job = await finished(api, await startImport(gatehouse, api, file, connectionId));
+        const cpuBefore = treeCpuSeconds(pid);
+        let importPeak = rssMb(pid);
+        const importSampler = setInterval(() => (importPeak = Math.max(importPeak, rssMb(pid))), 500);
+        const job = await finished(api, await startImport(gatehouse, api, file, connectionId)).finally(() => clearInterval(importSampler));
         const seconds = (Date.now() - began) / 1000;
+        const cpuAfter = treeCpuSeconds(pid);
+        const cpuPerUser = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1e6) / count : undefined;
         const rate = count / seconds;
         if (job.summary.inserted !== count) throw new Error(`${NAME}: ${label}: ${job.summary.inserted} of ${count} users inserted`);
 
@@ -222,7 +230,8 @@ export default {
 
         const p99Ratio = during.p99 / idle.p99;
         figures.push(
-          `${NAME}: ${label}: import ${fmt(rate)} users/s (${fmt(count)} users in ${seconds.toFixed(1)} s, upload and all; goal ${fmt(GOALS[dialect])}: ${rate >= GOALS[dialect] ? 'met' : 'NOT met'})`,
+          `${NAME}: ${label}: import ${fmt(rate)} users/s (${fmt(count)} users in ${seconds.toFixed(1)} s, upload and all; goal ${fmt(GOALS[dialect])}: ${rate >= GOALS[dialect] ? 'met' : 'NOT met'})` +
+            (cpuPerUser === undefined ? '' : `; server CPU ${fmt(cpuPerUser)} µs per user (${fmt(1e6 / cpuPerUser)} users per CPU-second, whatever else the machine runs); server peak RSS ${importPeak.toFixed(0)} MB`),
           `${NAME}: ${label}: login p99 ${idle.p99.toFixed(0)} ms alone, ${during.p99.toFixed(0)} ms during an import = ${p99Ratio.toFixed(2)}× (goal ≤ ${LOGIN_P99_GOAL}×: ${p99Ratio <= LOGIN_P99_GOAL ? 'met' : 'NOT met'})` +
             (stillRunning ? '' : ' — the import ended before the window did: partly measured alone'),
           `${NAME}: ${label}: wrong password, median ms: ${medians.map(([kind, m]) => `${kind} ${Number(m).toFixed(0)}`).join(', ')} (largest / smallest ${spread.toFixed(2)})`,
