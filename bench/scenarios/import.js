@@ -229,6 +229,7 @@ export default {
         const exportSeconds = (Date.now() - exportStarted) / 1000;
 
         const p99Ratio = during.p99 / idle.p99;
+        const before = figures.length;
         figures.push(
           `${NAME}: ${label}: import ${fmt(rate)} users/s (${fmt(count)} users in ${seconds.toFixed(1)} s, upload and all; goal ${fmt(GOALS[dialect])}: ${rate >= GOALS[dialect] ? 'met' : 'NOT met'})` +
             (cpuPerUser === undefined ? '' : `; server CPU ${fmt(cpuPerUser)} µs per user (${fmt(1e6 / cpuPerUser)} users per CPU-second, whatever else the machine runs); server peak RSS ${importPeak.toFixed(0)} MB`),
@@ -237,6 +238,8 @@ export default {
           `${NAME}: ${label}: wrong password, median ms: ${medians.map(([kind, m]) => `${kind} ${Number(m).toFixed(0)}`).join(', ')} (largest / smallest ${spread.toFixed(2)})`,
           `${NAME}: ${label}: export of ${fmt(count + moreCount + loginUsers.length)} users, ${(exported / 1e6).toFixed(0)} MB gzip, ${exportSeconds.toFixed(1)} s; server peak RSS ${peak.toFixed(0)} MB (goal < ${RSS_GOAL_MB} MB: ${peak < RSS_GOAL_MB ? 'met' : 'NOT met'})`,
         );
+        // Also at once on stderr: a long run stopped before its end keeps what it measured.
+        for (const line of figures.slice(before)) progress(line);
       } finally {
         agent.destroy();
         await stopChild(gatehouse.child);
