@@ -37,7 +37,8 @@ describe('gatehouse users import / export', () => {
   const primaryUsers = async () =>
     Number((await server.server.prepared.store.db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('linked_to', 'is', null).executeTakeFirstOrThrow()).n);
 
-  it('imports a file beside the running server, with progress lines, a summary and the errors file', async () => {
+  // Each test runs the CLI several times; a loaded machine makes each start slow, so the time allowed is generous.
+  it('imports a file beside the running server, with progress lines, a summary and the errors file', { timeout: 300_000 }, async () => {
     const file = path.join(work, 'people.json');
     const people = Array.from({ length: 1200 }, (_, i) => ({
       email: `cli-${i}@example.com`,
@@ -89,7 +90,7 @@ describe('gatehouse users import / export', () => {
     expect(atStop).toBeGreaterThan(0);
   });
 
-  it('exports CSV with chosen fields, and gzip NDJSON as is', async () => {
+  it('exports CSV with chosen fields, and gzip NDJSON as is', { timeout: 300_000 }, async () => {
     const csv = path.join(work, 'people.csv');
     const out = await runCliToEnd(['users', 'export', csv, '--format', 'csv', '--fields', 'email,user_metadata.i=number', '--limit', '3'], env);
     expect(out.output).toMatch(/Exported 3 users \(csv\) to .*people\.csv \(job job_\w+/);
@@ -106,7 +107,7 @@ describe('gatehouse users import / export', () => {
     expect(exported.join('\n')).not.toMatch(/\$import\$|password_hash/);
   });
 
-  it('explains usage errors with the configuration exit code', async () => {
+  it('explains usage errors with the configuration exit code', { timeout: 300_000 }, async () => {
     const missing = await runCliToEnd(['users', 'import', path.join(work, 'people.json')], env);
     expect(missing.output).toContain('--connection NAME is required');
     expect(missing.code).toBe(78);
