@@ -11,6 +11,7 @@
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { databaseOptions } from '../connections/database-users.js';
+import { normalizeEmail } from '../connections/email-address.js';
 import { metadataProblem, usernameProblem } from '../management/users.js';
 import type { Connection } from '../store/connections.js';
 import type { UserProfile } from '../store/users.js';
@@ -228,7 +229,7 @@ export function readImportedUser(raw: unknown, position: number, connection: Con
     ok: true,
     user: {
       position,
-      email: user.email.trim().toLowerCase(),
+      email: normalizeEmail(user.email),
       email_verified: user.email_verified,
       user_id: user.user_id,
       username: user.username?.toLowerCase(),
