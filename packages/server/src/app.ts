@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import cookie from '@fastify/cookie';
-import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { LoggerOptions } from 'pino';
@@ -35,12 +34,14 @@ import { registerClientLibrary } from './client-library.js';
 import { registerDemo } from './demo.js';
 import { registerExportDownload } from './jobs/download.js';
 import { registerManagementApi } from './management/index.js';
-import { managementSecuritySchemes } from './management/openapi.js';
 import './fastify-types.js';
 import { registerHealth } from './health.js';
+import { registerCommonResponses } from './http/common-responses.js';
 import { registerCors } from './http/cors.js';
 import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling, sendError } from './http/error-handler.js';
 import { registerInputGuards } from './http/input-guards.js';
+import { registerOpenApi } from './http/openapi.js';
+import { buildSerializer } from './http/serializers.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -66,6 +67,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
     // Unknown properties are refused (400), never silently dropped: schemas say `additionalProperties: false`
     // where the contract does. Type coercion stays on, since form-encoded bodies and query strings are text.
+    schemaController: { compilersFactory: { buildSerializer } },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
     // Keep a caller's request id when it is sane, so logs line up across a proxy; otherwise make one.
     requestIdHeader: false,
@@ -81,17 +83,9 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const routes = createRouteIndex(app);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Gatehouse',
-        version: '2.0',
-        description: 'Authentication API and Management API v2 of a Gatehouse tenant',
-      },
-      components: { securitySchemes: managementSecuritySchemes('/oauth/token') },
-    },
-  });
+  // Every route is documented as it is registered: its own responses plus those of its family (/openapi.json).
+  registerCommonResponses(app);
+  await registerOpenApi(app);
 
   // JSON (Fastify's parser) and form bodies only; anything else is a 415.
   app.removeContentTypeParser('text/plain');
@@ -136,7 +130,6 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerDemo(app, services);
   await registerManagementApi(app, services);
   registerExportDownload(app, services);
-  app.get('/openapi.json', { schema: { hide: true }, config: { tenantless: true } }, async () => app.swagger());
 
   return app;
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { NotFound } from './http/errors.js';
+import { errorResponses, fileBody, noContent } from './http/responses.js';
 import type { App } from './services.js';
 
 /** packages/client/dist, from packages/server/src or packages/server/dist alike. */
@@ -40,14 +41,27 @@ export function registerClientLibrary(app: App): void {
     return file;
   };
   const config = { tenantless: true, cors: { kind: 'public' as const } };
+  const tags = ['client library'];
+  const notBuilt = errorResponses('oauth', { 404: 'The browser library is not built (npm run build)' });
   for (const name of Object.keys(FILES)) {
-    app.get(`/lib/${name}`, { config, schema: { tags: ['client library'], summary: `The browser library svc v${version} (${name})` } }, (request, reply) => {
+    const kind = name.endsWith('.mjs') ? 'the ES module' : 'the UMD bundle (global `svc`)';
+    app.get(`/lib/${name}`, {
+      config,
+      schema: {
+        tags,
+        summary: `The browser library svc v${version}: ${kind}; cached for a day`,
+        response: { 200: fileBody('The script', ['text/javascript']), 304: noContent('Not modified (If-None-Match matched the ETag)'), ...notBuilt },
+      },
+    }, (request, reply) => {
       const file = send(name);
       reply.type(file.type).header('etag', file.etag).header('cache-control', 'public, max-age=86400');
       return request.headers['if-none-match'] === file.etag ? reply.code(304).send() : reply.send(file.body);
     });
     if (version) {
-      app.get(`/lib/${version}/${name}`, { config, schema: { hide: true } }, (_request, reply) => {
+      app.get(`/lib/${version}/${name}`, {
+        config,
+        schema: { tags, summary: `The browser library svc v${version}: ${kind}, under its version (cached for a year)`, response: { 200: fileBody('The script', ['text/javascript']), ...notBuilt } },
+      }, (_request, reply) => {
         const file = send(name);
         return reply.type(file.type).header('etag', file.etag).header('cache-control', 'public, max-age=31536000, immutable').send(file.body);
       });

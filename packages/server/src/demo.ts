@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { NotFound } from './http/errors.js';
+import { errorResponses, fileBody } from './http/responses.js';
 import type { App, Services } from './services.js';
 import { listClients } from './store/clients.js';
 import { DATABASE_CONNECTION_NAME, EMAIL_CONNECTION_NAME } from './tenancy/bootstrap.js';
@@ -36,7 +37,17 @@ export function registerDemo(app: App, services: Services): void {
   const assets = loadAssets();
   if (!assets.has('index.html')) return;
   // What the page needs to construct svc.WebAuth: the Default App's client id and the connections' names.
-  app.get('/demo/config.json', { schema: { hide: true } }, async (request, reply) => {
+  const notHere = errorResponses('oauth', { 404: 'Not the default tenant, or the Default App was deleted' });
+  app.get('/demo/config.json', {
+    schema: {
+      tags: ['demo'],
+      summary: "What the demo needs to construct svc.WebAuth: the Default App's client id and the connections' names",
+      response: {
+        200: Type.Object({ clientID: Type.String(), databaseConnection: Type.String(), passwordlessConnection: Type.String() }, { additionalProperties: false }),
+        ...notHere,
+      },
+    },
+  }, async (request, reply) => {
     if (!request.tenant.isDefault) throw new NotFound('No demo app here');
     const demoApp = (await listClients(services.store.db, request.tenant.id)).find((c) => c.is_default_app);
     if (!demoApp) throw new NotFound('The Default App was deleted, so the demo has no client to sign in with');
@@ -55,12 +66,21 @@ export function registerDemo(app: App, services: Services): void {
       .header('cache-control', 'no-cache')
       .send(asset.body);
   };
-  const schema = { tags: ['demo'], summary: 'The demo single-page app' };
-  app.get('/demo', { schema }, (request, reply) => send(reply, request.tenant.isDefault, 'index.html'));
-  app.get('/demo/', { schema: { ...schema, hide: true } }, (request, reply) => send(reply, request.tenant.isDefault, 'index.html'));
+  const page = { tags: ['demo'], summary: 'The demo single-page app', response: { 200: fileBody('The page', ['text/html']), ...notHere } };
+  app.get('/demo', { schema: page }, (request, reply) => send(reply, request.tenant.isDefault, 'index.html'));
+  app.get('/demo/', { schema: { ...page, summary: 'The demo single-page app (with a trailing slash)' } }, (request, reply) =>
+    send(reply, request.tenant.isDefault, 'index.html'),
+  );
   app.get(
     '/demo/:asset',
-    { schema: { ...schema, hide: true, params: Type.Object({ asset: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' }) }) } },
+    {
+      schema: {
+        tags: ['demo'],
+        summary: "The demo's scripts, styles and images",
+        params: Type.Object({ asset: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' }) }),
+        response: { 200: fileBody('The file', [...new Set(Object.values(CONTENT_TYPES).map((type) => type.split(';')[0]!))]), ...notHere },
+      },
+    },
     (request, reply) => send(reply, request.tenant.isDefault, request.params.asset),
   );
 }

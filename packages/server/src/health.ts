@@ -1,13 +1,14 @@
 /** /healthz: the process answers. /readyz: and its database does. Neither needs a known Host. */
 import { Type } from '@fastify/type-provider-typebox';
 import { ServiceUnavailable } from './http/errors.js';
+import { errorResponses } from './http/responses.js';
 import type { App, Services } from './services.js';
 
 const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });
 
 export function registerHealth(app: App, { store }: Pick<Services, 'store'>): void {
   app.get('/healthz', {
-    schema: { tags: ['health'], response: { 200: Status } },
+    schema: { tags: ['health'], summary: 'The process answers', response: { 200: Status } },
     config: { tenantless: true },
     handler: async (_request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -15,7 +16,11 @@ export function registerHealth(app: App, { store }: Pick<Services, 'store'>): vo
     },
   });
   app.get('/readyz', {
-    schema: { tags: ['health'], response: { 200: Status } },
+    schema: {
+      tags: ['health'],
+      summary: 'The process answers and its database is reachable',
+      response: { 200: Status, ...errorResponses('oauth', { 503: 'temporarily_unavailable: the database is unreachable' }) },
+    },
     config: { tenantless: true },
     handler: async (request, reply) => {
       reply.header('cache-control', 'no-store');

@@ -8,6 +8,15 @@ export class InvalidClient extends ProtocolError {
   }
 }
 
+/** How the endpoints that authenticate clients document it (401 from client-auth/, the blocked-user and breached-password answers). */
+export const CLIENT_AUTHENTICATION_ERRORS = {
+  401: {
+    description:
+      'invalid_client (an unknown client, a wrong secret, a bad assertion); password grants: unauthorized (a blocked user) or password_leaked',
+    headers: { 'WWW-Authenticate': { type: 'string' as const, description: 'Basic realm="token", when the client authenticated with HTTP Basic', required: false } },
+  },
+};
+
 export class UnsupportedGrantType extends ProtocolError {
   constructor(grantType: string) {
     super(400, 'unsupported_grant_type', `Unsupported grant type: ${grantType}`);

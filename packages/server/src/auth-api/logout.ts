@@ -8,6 +8,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { verifyIdTokenHint } from '../crypto/access-token.js';
 import { InvalidRequest, ProtocolError } from '../http/errors.js';
+import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
+import { htmlPage, redirect } from '../http/responses.js';
 import { sendErrorPage } from '../login/error-page.js';
 import { sendHostedPage } from '../login/hosted-page.js';
 import { renderMessagePage } from '../login/pages/message.js';
@@ -35,10 +37,28 @@ function withState(url: string, state: string | undefined): string {
   return `${url}${url.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
 }
 
+const LOGGED_OUT = htmlPage('The session ended; no URL to return to was asked for, so the logged-out page');
+const REFUSED = htmlPage('The error page: an unknown client, a return URL that is not registered, or a repeated parameter. The session is left as it was when the client is unknown, ended otherwise');
+
 export function registerLogout(app: App, services: Services): void {
   const config = { rateLimit: { bucket: 'authorize' as const } };
+  const tags = ['authentication'];
 
-  app.get(LOGOUT_PATH, { config, schema: { hide: true } }, async (request, reply) => {
+  app.get(LOGOUT_PATH, {
+    config,
+    schema: {
+      tags,
+      summary: 'Log out (the reference\'s logout)',
+      ...documentedOnly({
+        querystring: frontChannelParameters({
+          client_id: "The application whose Allowed Logout URLs returnTo must be in (the tenant's without it)",
+          returnTo: 'Where to go after logging out; without it, the application\'s first Allowed Logout URL or the logged-out page',
+          federated: 'Accepted and ignored: there are no federated connections yet',
+        }),
+      }),
+      response: { 200: LOGGED_OUT, 302: redirect('To returnTo, or to the application\'s first Allowed Logout URL'), 400: REFUSED },
+    },
+  }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
       const params = readParameters(request.query);
@@ -62,7 +82,22 @@ export function registerLogout(app: App, services: Services): void {
     }
   });
 
-  app.get(OIDC_LOGOUT_PATH, { config, schema: { hide: true } }, async (request, reply) => {
+  app.get(OIDC_LOGOUT_PATH, {
+    config,
+    schema: {
+      tags,
+      summary: 'Log out (OpenID Connect RP-Initiated Logout 1.0)',
+      ...documentedOnly({
+        querystring: frontChannelParameters({
+          id_token_hint: 'An ID token this tenant issued; names the application',
+          client_id: 'The application, when there is no id_token_hint (or the same one as its audience)',
+          post_logout_redirect_uri: "Where to go after logging out; one of the application's Allowed Logout URLs",
+          state: 'Echoed on post_logout_redirect_uri',
+        }),
+      }),
+      response: { 200: LOGGED_OUT, 302: redirect('To post_logout_redirect_uri, with state'), 400: REFUSED },
+    },
+  }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
       const params = readParameters(request.query);

@@ -7,6 +7,9 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest } from '../http/errors.js';
+import { FORM } from '../http/openapi.js';
+import { errorResponses, noContent } from '../http/responses.js';
+import { CLIENT_AUTHENTICATION_ERRORS } from './errors.js';
 import type { App, Services } from '../services.js';
 import { findRefreshTokenByHash, revokeRefreshTokenFamily } from '../store/refresh-tokens.js';
 import { authenticateClient } from './client-auth/index.js';
@@ -33,6 +36,14 @@ export function registerRevocation(app: App, services: Services): void {
       summary: 'Revoke a refresh token',
       description: 'Body as JSON or application/x-www-form-urlencoded. Answers 200 with an empty body.',
       body: RevokeRequest,
+      consumes: ['application/json', FORM],
+      response: {
+        200: noContent('Revoked, or not a refresh token of this tenant (RFC 7009 §2.2): an empty body either way'),
+        ...errorResponses('oauth', {
+          400: 'invalid_request (no token), invalid_grant (the token was issued to another client; it stays valid)',
+          401: CLIENT_AUTHENTICATION_ERRORS[401],
+        }),
+      },
     },
     config: {
       rateLimit: { bucket: 'token' },

@@ -9,6 +9,7 @@ import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { bearerToken, verifyAccessToken } from '../crypto/access-token.js';
+import { errorResponses, unauthorized } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findAccessTokenSubject } from '../store/revoked-access-tokens.js';
 import type { Tenant } from '../store/tenants.js';
@@ -84,7 +85,15 @@ export function registerUserinfo(app: App, services: Services): void {
       schema: {
         tags: ['authentication'],
         summary: 'The claims of the user an access token was issued for',
-        response: { 200: UserinfoResponse },
+        response: {
+          200: UserinfoResponse,
+          ...errorResponses('oauth', {
+            401: unauthorized(
+              'invalid_token: no bearer token, or one that is malformed, expired, revoked, not for /userinfo, or whose client or user is gone or blocked',
+              'Bearer error="invalid_token", error_description="…"',
+            ),
+          }),
+        },
       },
       config: {
         rateLimit: { bucket: 'userinfo' },

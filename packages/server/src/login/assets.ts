@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
+import { errorResponses, fileBody } from '../http/responses.js';
 import type { App } from '../services.js';
 import { CROSS_ORIGIN_VERIFICATION_SCRIPT, FORM_POST_SCRIPT, WEB_MESSAGE_SCRIPT } from './pages/scripts.js';
 import { STYLESHEET } from './pages/styles.js';
@@ -43,7 +44,12 @@ export function registerLoginAssets(app: App): void {
   app.get(
     `${ASSET_PREFIX}:file`,
     {
-      schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 100 }) }) },
+      schema: {
+        tags: ['hosted pages'],
+        summary: "The hosted pages' stylesheet and scripts, under content-hashed names (cached for a year)",
+        params: Type.Object({ file: Type.String({ maxLength: 100 }) }),
+        response: { 200: fileBody('The file', ['text/css', 'text/javascript']), ...errorResponses('oauth', { 404: 'No such asset (old hashes are not kept)' }) },
+      },
       config: { tenantless: true },
     },
     (request, reply) => {

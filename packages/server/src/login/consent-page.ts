@@ -10,6 +10,8 @@ import { resolveUserScopes } from '../auth-api/user-tokens/scopes.js';
 import type { App, Services } from '../services.js';
 import { recordConsent } from '../store/user-consents.js';
 import { sendHostedPage } from './hosted-page.js';
+import { htmlPage, redirect } from '../http/responses.js';
+import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY, TO_RESUME } from './documentation.js';
 import { renderConsentPage } from './pages/consent.js';
 import { currentSession } from './session.js';
 import { finishLoginTransaction, saveLoginTransactionRequest } from './transactions.js';
@@ -40,7 +42,15 @@ async function pending(request: FastifyRequest, services: Services, step: LoginS
 }
 
 export function registerConsentPage(app: App, services: Services): void {
-  app.get(CONSENT_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(CONSENT_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'The consent page (third-party applications)',
+      ...STATE_QUERY,
+      response: { 200: htmlPage('What the application asks for, to accept or decline'), 302: TO_RESUME, 400: STALE_STEP },
+    },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
     const asked = await pending(request, services, step);
@@ -63,7 +73,19 @@ export function registerConsentPage(app: App, services: Services): void {
     );
   });
 
-  app.post(CONSENT_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply: FastifyReply) => {
+  app.post(CONSENT_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'Accept or decline what the application asks for',
+      ...formFields({ decision: '`accept`; anything else declines' }),
+      response: {
+        200: htmlPage("Declined, in form_post or web_message mode: the page that delivers access_denied to the application"),
+        303: redirect("Accepted (or nothing left to ask): to /authorize/resume; declined: to the application's redirect URI with access_denied"),
+        400: STALE_STEP,
+      },
+    },
+  }, async (request, reply: FastifyReply) => {
     const step = await loadStep(request, reply, services, 'POST');
     if (!step) return reply;
     const { transaction, client } = step;

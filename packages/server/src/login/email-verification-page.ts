@@ -13,6 +13,9 @@ import { findTicket, spendTicket, usable } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
 import { findUser, updateUsers, type User } from '../store/users.js';
 import { sendHostedPage } from './hosted-page.js';
+import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
+import { htmlPage } from '../http/responses.js';
+import { PAGE_TAGS } from './documentation.js';
 import { renderMessagePage } from './pages/message.js';
 
 class TicketSpent extends Error {}
@@ -38,7 +41,15 @@ function invalidLink(reply: FastifyReply, request: FastifyRequest): FastifyReply
 }
 
 export function registerEmailVerificationPage(app: App, services: Services): void {
-  app.get(VERIFY_EMAIL_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(VERIFY_EMAIL_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'The emailed verification link',
+      ...documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) }),
+      response: { 200: htmlPage('The email is verified (also on a second click)'), 400: htmlPage('The link is not valid, was used, or expired') },
+    },
+  }, async (request, reply) => {
     const db = services.store.db;
     const tenantId = request.tenant.id;
     const ticket = await findTicket(db, tenantId, 'email_verification', (request.query as Record<string, unknown>).ticket);

@@ -3,7 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
 import { InvalidRequest } from '../http/errors.js';
+import { htmlPage } from '../http/responses.js';
 import type { App, Services } from '../services.js';
+import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY, TO_RESUME } from './documentation.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
@@ -50,7 +52,15 @@ async function connectionOf(request: FastifyRequest, reply: FastifyReply, servic
 }
 
 export function registerLoginPage(app: App, services: Services): void {
-  app.get(LOGIN_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(LOGIN_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'The login page',
+      ...STATE_QUERY,
+      response: { 200: htmlPage('The login form'), 400: htmlPage('The error page: a stale login transaction, or no database connection for the application') },
+    },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
     const connection = await connectionOf(request, reply, services, step);
@@ -62,7 +72,19 @@ export function registerLoginPage(app: App, services: Services): void {
     return showLogin(reply, request, step, connection, hint ? { identifier: hint } : {});
   });
 
-  app.post(LOGIN_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
+  app.post(LOGIN_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'Log in with the login form',
+      ...formFields({ username: 'Email (or username where the connection has them)', password: 'The password' }),
+      response: {
+        303: TO_RESUME,
+        400: htmlPage('The login form again, saying what went wrong (missing fields, wrong credentials, a blocked user, a breached password); or the error page for a stale form'),
+        429: htmlPage('The login form again: too many failed attempts for this account from here, or from this network'),
+      },
+    },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'POST');
     if (!step) return reply;
     const connection = await connectionOf(request, reply, services, step);

@@ -23,6 +23,9 @@ import { deleteSsoSessionsOfUser } from '../store/sso-sessions.js';
 import { findUser, updateUsers, type User } from '../store/users.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
+import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
+import { htmlPage } from '../http/responses.js';
+import { PAGE_TAGS } from './documentation.js';
 import { renderMessagePage } from './pages/message.js';
 import { passwordAdvice } from './pages/password-rules.js';
 import { renderResetPasswordPage } from './pages/reset-password.js';
@@ -116,7 +119,15 @@ function showForm(reply: FastifyReply, request: FastifyRequest, target: ResetTar
 }
 
 export function registerPasswordResetTicketPage(app: App, services: Services): void {
-  app.get(RESET_TICKET_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(RESET_TICKET_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'The emailed password reset link: the form for a new password',
+      ...documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) }),
+      response: { 200: htmlPage('The form'), 400: htmlPage('The link is not valid, was used, or expired') },
+    },
+  }, async (request, reply) => {
     const ticket = (request.query as Record<string, unknown>).ticket;
     if (typeof ticket !== 'string') return sendInvalidLink(reply, request, services, ticket);
     // After the POST (post/redirect/get): the success, or the problem to fix.
@@ -127,7 +138,21 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
     return showForm(reply, request, target, ticket, outcome);
   });
 
-  app.post(RESET_TICKET_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
+  app.post(RESET_TICKET_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'Set the new password',
+      ...documentedOnly({
+        body: frontChannelParameters({ ticket: 'From the link', password: 'The new password', password_confirmation: 'The same again' }, ['ticket', 'password', 'password_confirmation']),
+        consumes: [FORM],
+      }),
+      response: {
+        200: htmlPage('Changed; every session of the account is signed out'),
+        400: htmlPage("The form again, saying why the password was refused; or the link's error page"),
+      },
+    },
+  }, async (request, reply) => {
     const body = formBody(request);
     const ticket = body.ticket ?? '';
     const target = await resetTarget(services, request, ticket);

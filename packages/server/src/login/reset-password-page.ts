@@ -12,6 +12,8 @@ import type { App, Services } from '../services.js';
 import { sendErrorPage } from './error-page.js';
 import { RESET_PASSWORD_PATH } from './login-page.js';
 import { sendHostedPage } from './hosted-page.js';
+import { htmlPage } from '../http/responses.js';
+import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY } from './documentation.js';
 import { registerPasswordResetTicketPage } from './password-reset-ticket-page.js';
 import { renderForgotPasswordPage } from './pages/forgot-password.js';
 import { formBody, loadStep } from './step.js';
@@ -22,7 +24,10 @@ import { isEmailAddress, normalizeEmail } from '../connections/email-address.js'
 const place = (transactionId: string) => ({ page: 'forgot-password', binding: transactionId, url: `${RESET_PASSWORD_PATH}?state=${transactionId}` });
 
 export function registerResetPasswordPage(app: App, services: Services): void {
-  app.get(RESET_PASSWORD_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(RESET_PASSWORD_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: { tags: PAGE_TAGS, summary: '"Forgot password?": the page that asks for the email', ...STATE_QUERY, response: { 200: htmlPage('The form'), 400: STALE_STEP } },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
     const { transaction } = step;
@@ -47,7 +52,18 @@ export function registerResetPasswordPage(app: App, services: Services): void {
     );
   });
 
-  app.post(RESET_PASSWORD_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
+  app.post(RESET_PASSWORD_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'Email a password reset link',
+      ...formFields({ email: 'The email of the account' }, ['email']),
+      response: {
+        200: htmlPage('Sent (the same page whether or not the account exists)'),
+        400: htmlPage('The form again for an invalid email; or the error page (a stale form, or no password reset for this application)'),
+      },
+    },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'POST');
     if (!step) return reply;
     const { transaction, client } = step;

@@ -5,8 +5,10 @@ import { databaseConnectionFor, databaseOptions, signUpWithPassword } from '../c
 import { MAX_PASSWORD_LENGTH, passwordChecklist } from '../connections/password-policy.js';
 import { eventContextFrom } from '../events/context.js';
 import { InvalidRequest } from '../http/errors.js';
+import { htmlPage } from '../http/responses.js';
 import { checkSignupThrottle } from '../protection/checks.js';
 import type { App, Services } from '../services.js';
+import { formFields, PAGE_TAGS, STATE_QUERY, TO_RESUME } from './documentation.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
@@ -56,7 +58,15 @@ async function signupConnection(request: FastifyRequest, reply: FastifyReply, se
 }
 
 export function registerSignupPage(app: App, services: Services): void {
-  app.get(SIGNUP_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(SIGNUP_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'The signup page',
+      ...STATE_QUERY,
+      response: { 200: htmlPage('The signup form'), 400: htmlPage('The error page: a stale login transaction, or signup is not available for the application') },
+    },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
     const connection = await signupConnection(request, reply, services, step);
@@ -68,7 +78,19 @@ export function registerSignupPage(app: App, services: Services): void {
     return showSignup(reply, request, step, connection, hint?.includes('@') ? { values: { email: hint } } : {});
   });
 
-  app.post(SIGNUP_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, async (request, reply) => {
+  app.post(SIGNUP_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'Sign up with the signup form',
+      ...formFields({ email: 'Email', username: 'Username, where the connection has them', password: 'The password' }),
+      response: {
+        303: TO_RESUME,
+        400: htmlPage('The signup form again, saying what went wrong (invalid fields, a weak or breached password, an existing account); or the error page'),
+        429: htmlPage('The signup form again: too many signups from this network'),
+      },
+    },
+  }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'POST');
     if (!step) return reply;
     const connection = await signupConnection(request, reply, services, step);

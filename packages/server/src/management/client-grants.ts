@@ -7,6 +7,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { newId } from '../crypto/ids.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import {
   deleteClientGrant,
@@ -21,7 +22,7 @@ import { findClient, listClients } from '../store/clients.js';
 import { findResourceServerByIdentifier, findSystemResourceServer, type ResourceServer } from '../store/resource-servers.js';
 import { ClientIdString, ClientNotFound, OperationNotSupported } from './clients.js';
 import { operation } from './operation.js';
-import { paginate, pagingFields } from './pagination.js';
+import { pagedList, paginate, pagingFields } from './pagination.js';
 import { ResourceServerNotFound } from './resource-servers.js';
 
 /** The scopes a user-subject grant to the Management API may carry (contract, library rule 7). */
@@ -177,7 +178,11 @@ export function registerClientGrants(api: App, services: Services): void {
   };
 
   api.get('/client-grants', {
-    ...operation(['read:client_grants'], { summary: 'List client grants', querystring: ListQuery }),
+    ...operation(['read:client_grants'], {
+      summary: 'List client grants',
+      querystring: ListQuery,
+      response: { 200: pagedList(GrantBody, 'client_grants') },
+    }),
     handler: async (request) => {
       const query = request.query;
       // Grants here all belong to one client; there are no default grants for third-party clients.
@@ -195,7 +200,11 @@ export function registerClientGrants(api: App, services: Services): void {
   });
 
   api.post('/client-grants', {
-    ...operation(['create:client_grants'], { summary: 'Create a client grant', body: CreateBody, response: { 201: GrantBody } }),
+    ...operation(['create:client_grants'], {
+      summary: 'Create a client grant',
+      body: CreateBody,
+      response: { 201: GrantBody, ...errorResponses('management', { 404: 'inexistent_client or inexistent_resource_server', 409: 'conflict: the client already has a grant for this audience' }) },
+    }),
     handler: async (request, reply) => {
       const { client_id, audience, scope, default_for, ...options } = request.body;
       if (default_for !== undefined) {
@@ -222,7 +231,11 @@ export function registerClientGrants(api: App, services: Services): void {
   });
 
   api.get('/client-grants/:id', {
-    ...operation(['read:client_grants'], { summary: 'Get a client grant', params: GrantIdParams, response: { 200: GrantBody } }),
+    ...operation(['read:client_grants'], {
+      summary: 'Get a client grant',
+      params: GrantIdParams,
+      response: { 200: GrantBody, ...errorResponses('management', { 404: 'inexistent_client_grant' }) },
+    }),
     handler: async (request) => {
       const grant = await find(request.tenant.id, request.params.id);
       return present(grant, await isSystemGrant(services, grant));
@@ -234,7 +247,7 @@ export function registerClientGrants(api: App, services: Services): void {
       summary: 'Update a client grant',
       params: GrantIdParams,
       body: UpdateBody,
-      response: { 200: GrantBody },
+      response: { 200: GrantBody, ...errorResponses('management', { 403: "operation_not_supported: the admin client's Management API grant is a system grant", 404: 'inexistent_client_grant' }) },
     }),
     handler: async (request) => {
       const grant = await find(request.tenant.id, request.params.id);
@@ -260,7 +273,11 @@ export function registerClientGrants(api: App, services: Services): void {
   });
 
   api.delete('/client-grants/:id', {
-    ...operation(['delete:client_grants'], { summary: 'Delete a client grant', params: GrantIdParams }),
+    ...operation(['delete:client_grants'], {
+      summary: 'Delete a client grant',
+      params: GrantIdParams,
+      response: { 204: noContent('Deleted'), ...errorResponses('management', { 403: "operation_not_supported: the admin client's Management API grant is a system grant", 404: 'inexistent_client_grant' }) },
+    }),
     handler: async (request, reply) => {
       const grant = await find(request.tenant.id, request.params.id);
       // Bootstrap would recreate it at the next start; until then the operator would be locked out.

@@ -11,6 +11,7 @@ import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox'
 import { Compile } from 'typebox/compile';
 import { newId } from '../crypto/ids.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listClients } from '../store/clients.js';
 import {
@@ -28,7 +29,7 @@ import {
 } from '../store/connections.js';
 import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
 import { operation } from './operation.js';
-import { paginate, pagingFields } from './pagination.js';
+import { pagedList, paginate, pagingFields } from './pagination.js';
 import { selectFields } from './users.js';
 
 export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms'] as const;
@@ -306,6 +307,7 @@ export function registerConnections(api: App, services: Services): void {
         },
         { additionalProperties: false },
       ),
+      response: { 200: pagedList(ConnectionBody, 'connections') },
     }),
     handler: async (request) => {
       const { strategy, name, fields, include_fields, ...paging } = request.query;
@@ -322,7 +324,11 @@ export function registerConnections(api: App, services: Services): void {
   });
 
   api.post('/connections', {
-    ...operation(['create:connections'], { summary: 'Create a connection', body: CreateBody, response: { 201: ConnectionBody } }),
+    ...operation(['create:connections'], {
+      summary: 'Create a connection',
+      body: CreateBody,
+      response: { 201: ConnectionBody, ...errorResponses('management', { 409: 'connection_conflict: a connection with this name exists' }) },
+    }),
     handler: async (request, reply) => {
       const { name, strategy, enabled_clients = [], ...fields } = request.body;
       if (!isSupported(strategy)) throw unsupportedStrategy(strategy);
@@ -350,6 +356,7 @@ export function registerConnections(api: App, services: Services): void {
       summary: 'Get a connection',
       params: IdParams,
       querystring: Type.Object(FieldsQuery, { additionalProperties: false }),
+      response: { 200: asSent(Type.Partial(ConnectionBody, { additionalProperties: true, description: 'The connection, or with fields its selected fields' })), ...errorResponses('management', { 404: 'inexistent_connection' }) },
     }),
     handler: async (request) => {
       const connection = await find(services, request.tenant.id, request.params.id);
@@ -359,7 +366,12 @@ export function registerConnections(api: App, services: Services): void {
   });
 
   api.patch('/connections/:id', {
-    ...operation(['update:connections'], { summary: 'Update a connection', params: IdParams, body: UpdateBody, response: { 200: ConnectionBody } }),
+    ...operation(['update:connections'], {
+      summary: 'Update a connection',
+      params: IdParams,
+      body: UpdateBody,
+      response: { 200: ConnectionBody, ...errorResponses('management', { 404: 'inexistent_connection' }) },
+    }),
     handler: async (request) => {
       const connection = await find(services, request.tenant.id, request.params.id);
       const body = request.body;
@@ -381,7 +393,11 @@ export function registerConnections(api: App, services: Services): void {
   });
 
   api.delete('/connections/:id', {
-    ...operation(['delete:connections'], { summary: 'Delete a connection and its users', params: IdParams }),
+    ...operation(['delete:connections'], {
+      summary: 'Delete a connection and its users',
+      params: IdParams,
+      response: { 204: noContent('Deleted, with its users'), ...errorResponses('management', { 404: 'inexistent_connection' }) },
+    }),
     handler: async (request, reply) => {
       // Already gone is as good as deleted (204 either way, as in the reference).
       await deleteConnection(db, request.tenant.id, request.params.id);
@@ -394,6 +410,7 @@ export function registerConnections(api: App, services: Services): void {
       summary: 'List the clients a connection is enabled for',
       params: IdParams,
       querystring: Type.Object({ take: pagingFields.take, from: pagingFields.from }, { additionalProperties: false }),
+      response: { 200: Type.Unsafe<unknown>(asSent(Type.Object({ clients: Type.Array(Type.Object({ client_id: Type.String() })), next: Type.Optional(Type.String()) }))), ...errorResponses('management', { 404: 'inexistent_connection' }) },
     }),
     handler: async (request) => {
       const connection = await find(services, request.tenant.id, request.params.id);
@@ -408,6 +425,7 @@ export function registerConnections(api: App, services: Services): void {
       summary: 'Enable or disable a connection for clients',
       params: IdParams,
       body: ClientsPatch,
+      response: { 204: noContent('Updated'), ...errorResponses('management', { 404: 'inexistent_connection' }) },
     }),
     handler: async (request, reply) => {
       const connection = await find(services, request.tenant.id, request.params.id);

@@ -16,6 +16,7 @@ import { isEventType } from '../events/catalogue.js';
 import { countOutcomes, findDelivery, listFailed, redeliver, type FailedDeliveryRow, type StoredAttempt } from '../events/deliveries.js';
 import { eventSource, signalDeliveriesQueued, type CloudEventData } from '../events/outbox.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import type { Tenant } from '../store/tenants.js';
 import { EventTypeSchema, requireStream, StreamEventParams, StreamParams } from './event-streams.js';
@@ -172,6 +173,7 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
       summary: 'List the failed deliveries of an event stream',
       params: StreamParams,
       querystring: DeliveriesQuery,
+      response: { 200: Type.Unsafe<unknown>(asSent(Type.Union([Type.Array(DeliveryView), Type.Object({ deliveries: Type.Array(DeliveryView), next: Type.Optional(Type.String()) })], { description: 'An array, or with from/take a checkpoint page' }))), ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
     }),
     handler: async (request) => {
       const stream = await requireStream(services, request.tenant.id, request.params.id);
@@ -197,7 +199,7 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
     ...operation(['read:event_deliveries'], {
       summary: "Get an event's failed delivery to an event stream",
       params: StreamEventParams,
-      response: { 200: DeliveryView },
+      response: { 200: DeliveryView, ...errorResponses('management', { 404: 'inexistent_event_stream or inexistent_delivery' }) },
     }),
     handler: async (request) => {
       const stream = await requireStream(services, request.tenant.id, request.params.id);
@@ -212,7 +214,7 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
       summary: 'Redeliver the failed deliveries that match a filter (all of them for an empty body)',
       params: StreamParams,
       body: RedeliverBody,
-      response: { 202: RedeliverBody },
+      response: { 202: RedeliverBody, ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
     }),
     // No body at all means no filter: every failed delivery.
     preValidation: async (request) => {
@@ -229,7 +231,11 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
   });
 
   api.post('/event-streams/:id/redeliver/:event_id', {
-    ...operation(['update:event_deliveries'], { summary: "Redeliver one event's failed delivery", params: StreamEventParams }),
+    ...operation(['update:event_deliveries'], {
+      summary: "Redeliver one event's failed delivery",
+      params: StreamEventParams,
+      response: { 202: noContent('Queued for delivery'), ...errorResponses('management', { 404: 'inexistent_event_stream or inexistent_delivery', 409: 'not_redeliverable: only failed deliveries can be redelivered' }) },
+    }),
     handler: async (request, reply) => {
       const stream = await requireStream(services, request.tenant.id, request.params.id);
       const row = await findDelivery(db, stream.id, request.params.event_id);
@@ -247,7 +253,7 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
       summary: 'Delivered and failed counts of an event stream, per time bucket',
       params: StreamParams,
       querystring: StatsQuery,
-      response: { 200: StatsView },
+      response: { 200: StatsView, ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
     }),
     handler: async (request) => {
       const stream = await requireStream(services, request.tenant.id, request.params.id);

@@ -8,6 +8,7 @@ import { sampleObject } from '../events/catalogue.js';
 import { deliverOnce, unsealStreamSecrets } from '../events/delivery.js';
 import { contextData, eventSource, newEventId, type CloudEvent, type CloudEventData } from '../events/outbox.js';
 import { InvalidInput } from '../http/errors.js';
+import { errorResponses } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { DeliveryView, presentAttempt, presentEvent } from './event-streams-deliveries.js';
 import { EventTypeSchema, requireStream, StreamParams } from './event-streams.js';
@@ -39,7 +40,7 @@ export function registerEventStreamTest(api: App, services: Services): void {
     summary: 'Send a test event to an event stream',
     params: StreamParams,
     body: TestBody,
-    response: { 202: DeliveryView },
+    response: { 202: DeliveryView, ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
   });
   api.post('/event-streams/:id/test', {
     ...op,

@@ -36,10 +36,11 @@ import {
 } from '../events/streams.js';
 import { AUTO_DISABLE_TOTAL } from '../events/worker.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import type { Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
-import { pageBody, pageWindow } from './pagination.js';
+import { checkpointList, pageBody, pageWindow } from './pagination.js';
 
 export const MAX_STREAMS = 20;
 
@@ -225,6 +226,7 @@ export function registerEventStreams(api: App, services: Services): void {
         { from: Type.Optional(Type.String({ maxLength: 200 })), take: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })) },
         { additionalProperties: false },
       ),
+      response: { 200: checkpointList(StreamView, 'eventStreams') },
     }),
     handler: async (request) => {
       const streams = (await listStreams(db, request.tenant.id)).map(presentStream);
@@ -235,7 +237,11 @@ export function registerEventStreams(api: App, services: Services): void {
   });
 
   api.post('/event-streams', {
-    ...operation(['create:event_streams'], { summary: 'Create an event stream', body: CreateBody, response: { 201: CreatedStreamView } }),
+    ...operation(['create:event_streams'], {
+      summary: 'Create an event stream',
+      body: CreateBody,
+      response: { 201: CreatedStreamView, ...errorResponses('management', { 409: 'conflict: a stream with this name exists, or the tenant has the most streams it may' }) },
+    }),
     handler: async (request, reply) => {
       const tenant = request.tenant;
       const body = request.body;
@@ -272,7 +278,11 @@ export function registerEventStreams(api: App, services: Services): void {
   });
 
   api.get('/event-streams/:id', {
-    ...operation(['read:event_streams'], { summary: 'Get an event stream', params: StreamParams, response: { 200: StreamView } }),
+    ...operation(['read:event_streams'], {
+      summary: 'Get an event stream',
+      params: StreamParams,
+      response: { 200: StreamView, ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
+    }),
     handler: async (request) => presentStream(await requireStream(services, request.tenant.id, request.params.id)),
   });
 
@@ -281,7 +291,7 @@ export function registerEventStreams(api: App, services: Services): void {
       summary: 'Update an event stream',
       params: StreamParams,
       body: UpdateBody,
-      response: { 200: StreamView },
+      response: { 200: StreamView, ...errorResponses('management', { 404: 'inexistent_event_stream', 409: 'conflict (a stream with this name exists), too_many_failed_deliveries (redeliver them before enabling)' }) },
     }),
     handler: async (request) => {
       const tenant = request.tenant;
@@ -321,7 +331,11 @@ export function registerEventStreams(api: App, services: Services): void {
   });
 
   api.delete('/event-streams/:id', {
-    ...operation(['delete:event_streams'], { summary: 'Delete an event stream, with its delivery records', params: StreamParams }),
+    ...operation(['delete:event_streams'], {
+      summary: 'Delete an event stream, with its delivery records',
+      params: StreamParams,
+      response: { 204: noContent('Deleted, with its delivery records'), ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
+    }),
     handler: async (request, reply) => {
       if (!(await deleteStream(db, request.tenant.id, request.params.id))) throw new StreamNotFound();
       return reply.code(204).send();

@@ -15,10 +15,11 @@
  *  - ids are `grp_` + 22 base58 characters; anything else is simply not found (404 `inexistent_group`).
  */
 import { randomInt } from 'node:crypto';
-import { Type } from '@fastify/type-provider-typebox';
+import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findConnectionById } from '../store/connections.js';
 import {
@@ -43,8 +44,8 @@ import type { Database } from '../store/schema.js';
 import { groupEventObject, groupRef } from './event-objects.js';
 import { operation } from './operation.js';
 import { IdList, NO_NUL, PathId, raise, uniqueIds } from './organizations.js';
-import { pageBody, pageWindow, pagingFields, type PageWindow } from './pagination.js';
-import { RoleNotFound, requireUsers } from './roles.js';
+import { checkpointList, pageBody, type PageWindow, pageWindow, pagingFields } from './pagination.js';
+import { requireUsers, RoleBody, RoleNotFound } from './roles.js';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 
@@ -100,7 +101,19 @@ class GroupNameTaken extends Conflict {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function presentGroup(group: Group, tenantName: string): Record<string, unknown> {
+export const GroupView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  external_id: Type.Optional(Type.String()),
+  type: Type.String({ description: '`connection`, `organization` or `tenant`' }),
+  connection_id: Type.Optional(Type.String()),
+  organization_id: Type.Optional(Type.String()),
+  tenant_name: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+});
+
+export function presentGroup(group: Group, tenantName: string): Static<typeof GroupView> {
   return {
     id: group.id,
     name: group.name,
@@ -162,7 +175,11 @@ export function registerGroups(api: App, services: Services): void {
   const db = services.store.db;
 
   api.get('/groups', {
-    ...operation(['read:groups'], { summary: 'List groups', querystring: ListQuery }),
+    ...operation(['read:groups'], {
+      summary: 'List groups',
+      querystring: ListQuery,
+      response: { 200: Type.Unsafe<unknown>(asSent(Type.Object({ groups: Type.Array(GroupView), start: Type.Optional(Type.Integer()), limit: Type.Optional(Type.Integer()), total: Type.Optional(Type.Integer()), next: Type.Optional(Type.String()) }, { description: 'Offset paging: the page with start, limit and total; checkpoint paging (from, take): the page and next' }))) },
+    }),
     handler: async (request) => {
       const { connection_id, organization_id, name, external_id, search, fields, include_fields, ...paging } = request.query;
       const groups = await listGroups(db, request.tenant.id, {
@@ -181,7 +198,11 @@ export function registerGroups(api: App, services: Services): void {
   });
 
   api.post('/groups', {
-    ...operation(['create:directory_provisionings'], { summary: 'Create a group (an extension of the reference)', body: CreateBody }),
+    ...operation(['create:directory_provisionings'], {
+      summary: 'Create a group (an extension of the reference)',
+      body: CreateBody,
+      response: { 201: asSent(GroupView), ...errorResponses('management', { 404: 'inexistent_connection or inexistent_organization', 409: 'conflict: a group with this name exists in the same connection, organization or tenant' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const body = request.body;
@@ -223,12 +244,21 @@ export function registerGroups(api: App, services: Services): void {
   });
 
   api.get('/groups/:id', {
-    ...operation(['read:groups'], { summary: 'Get a group', params: GroupParams }),
+    ...operation(['read:groups'], {
+      summary: 'Get a group',
+      params: GroupParams,
+      response: { 200: asSent(GroupView), ...errorResponses('management', { 404: 'inexistent_group' }) },
+    }),
     handler: async (request) => presentGroup(await requireGroup(db, request.tenant.id, request.params.id), request.tenant.name),
   });
 
   api.patch('/groups/:id', {
-    ...operation(['update:directory_provisionings'], { summary: 'Update a group (an extension of the reference)', params: GroupParams, body: UpdateBody }),
+    ...operation(['update:directory_provisionings'], {
+      summary: 'Update a group (an extension of the reference)',
+      params: GroupParams,
+      body: UpdateBody,
+      response: { 200: asSent(GroupView), ...errorResponses('management', { 404: 'inexistent_group', 409: 'conflict: a group with this name exists in the same connection, organization or tenant' }) },
+    }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
       const current = await requireGroup(db, tenantId, request.params.id);
@@ -259,7 +289,11 @@ export function registerGroups(api: App, services: Services): void {
   });
 
   api.delete('/groups/:id', {
-    ...operation(['delete:groups'], { summary: 'Delete a group, with its memberships and roles', params: GroupParams }),
+    ...operation(['delete:groups'], {
+      summary: 'Delete a group, with its memberships and roles',
+      params: GroupParams,
+      response: { 204: noContent('Deleted, with its memberships and roles'), ...errorResponses('management', { 404: 'inexistent_group' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       await db.transaction().execute(async (trx) => {
@@ -284,6 +318,7 @@ export function registerGroups(api: App, services: Services): void {
         },
         { additionalProperties: false },
       ),
+      response: { 200: checkpointList(Type.Object({}, { additionalProperties: true, description: 'A member: a user' }), 'members'), ...errorResponses('management', { 404: 'inexistent_group' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -327,6 +362,7 @@ export function registerGroups(api: App, services: Services): void {
       summary: 'Add users to a group (an extension of the reference)',
       params: GroupParams,
       body: MembersBody,
+      response: { 204: noContent('Added'), ...errorResponses('management', { 404: 'inexistent_group or inexistent_user' }) },
     }),
     handler: async (request, reply) => {
       await changeMembers(request, request.params.id, request.body.members, 'add');
@@ -339,6 +375,7 @@ export function registerGroups(api: App, services: Services): void {
       summary: 'Remove users from a group (an extension of the reference)',
       params: GroupParams,
       body: MembersBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_group' }) },
     }),
     handler: async (request, reply) => {
       await changeMembers(request, request.params.id, request.body.members, 'remove');
@@ -347,7 +384,12 @@ export function registerGroups(api: App, services: Services): void {
   });
 
   api.get('/groups/:id/roles', {
-    ...operation(['read:group_roles'], { summary: "List a group's roles", params: GroupParams, querystring: CheckpointQuery }),
+    ...operation(['read:group_roles'], {
+      summary: "List a group's roles",
+      params: GroupParams,
+      querystring: CheckpointQuery,
+      response: { 200: checkpointList(RoleBody, 'roles'), ...errorResponses('management', { 404: 'inexistent_group' }) },
+    }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
       const group = await requireGroup(db, tenantId, request.params.id);
@@ -356,7 +398,12 @@ export function registerGroups(api: App, services: Services): void {
   });
 
   api.post('/groups/:id/roles', {
-    ...operation(['create:group_roles'], { summary: 'Assign roles to a group', params: GroupParams, body: RolesBody }),
+    ...operation(['create:group_roles'], {
+      summary: 'Assign roles to a group',
+      params: GroupParams,
+      body: RolesBody,
+      response: { 204: noContent('Assigned'), ...errorResponses('management', { 404: 'inexistent_group or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       await db.transaction().execute(async (trx) => {
@@ -371,7 +418,12 @@ export function registerGroups(api: App, services: Services): void {
   });
 
   api.delete('/groups/:id/roles', {
-    ...operation(['delete:group_roles'], { summary: 'Remove roles from a group', params: GroupParams, body: RolesBody }),
+    ...operation(['delete:group_roles'], {
+      summary: 'Remove roles from a group',
+      params: GroupParams,
+      body: RolesBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_group or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       await db.transaction().execute(async (trx) => {

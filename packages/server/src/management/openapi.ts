@@ -3,6 +3,7 @@
  * that validate requests, with each operation's scopes as its security requirement. Public, like the
  * reference's published document.
  */
+import { fileBody, OPENAPI_DOCUMENT } from '../http/responses.js';
 import type { App } from '../services.js';
 import { MANAGEMENT_SECURITY_SCHEME } from './operation.js';
 import { describeScope, MANAGEMENT_SCOPES } from './scopes.js';
@@ -34,15 +35,21 @@ export function managementSecuritySchemes(tokenUrl: string): Record<
 
 export function registerOpenApiDocument(app: App): void {
   app.get('/api/v2/openapi.json', {
-    schema: { hide: true },
-    handler: async (request) => {
+    schema: {
+      tags: ['documentation'],
+      summary: 'This document: the Management API (OpenAPI 3.1), with each operation\'s scopes',
+      // Public, as the reference publishes its own: the one Management API path without a token.
+      security: [],
+      response: { 200: fileBody('The OpenAPI document', ['application/json'], OPENAPI_DOCUMENT) },
+    },
+    handler: async (request, reply) => {
       const full = app.swagger() as OpenApiDocument;
       const paths = Object.fromEntries(
         Object.entries(full.paths ?? {})
-          .filter(([path]) => path.startsWith('/api/v2/') && path !== '/api/v2/openapi.json')
+          .filter(([path]) => path.startsWith('/api/v2/'))
           .map(([path, item]) => [path.slice('/api/v2'.length), item]),
       );
-      return {
+      const document = {
         openapi: '3.1.0',
         info: { title: 'Gatehouse Management API', version: '2.0', description: 'Administers a Gatehouse tenant.' },
         servers: [{ url: `${request.tenant.baseUrl}/api/v2` }],
@@ -52,6 +59,7 @@ export function registerOpenApiDocument(app: App): void {
           securitySchemes: managementSecuritySchemes(`${request.tenant.baseUrl}/oauth/token`),
         },
       };
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(document));
     },
   });
 }

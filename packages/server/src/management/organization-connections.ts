@@ -11,6 +11,7 @@
  */
 import { Type, type Static, type TProperties } from '@fastify/type-provider-typebox';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findConnectionById } from '../store/connections.js';
 import {
@@ -24,7 +25,7 @@ import {
 import { organizationConnectionEventObject, organizationRef } from './event-objects.js';
 import { operation } from './operation.js';
 import { ConnectionSettings, NO_NUL, OrganizationParams, PathId, raise, requireOrganization } from './organizations.js';
-import { paginate, pagingFields } from './pagination.js';
+import { pagedList, paginate, pagingFields } from './pagination.js';
 
 const { from: _from, take: _take, ...offsetPaging } = pagingFields;
 
@@ -65,6 +66,18 @@ class ConnectionNotEnabled extends NotFound {
     super('The connection is not enabled for the organization.', 'inexistent_connection');
   }
 }
+
+/** Both variants' view; `connections` adds is_enabled and the access level and name when set. */
+const OrganizationConnectionView = Type.Object({
+  connection_id: Type.String(),
+  assign_membership_on_login: Type.Boolean(),
+  show_as_button: Type.Boolean(),
+  is_signup_enabled: Type.Boolean(),
+  connection: Type.Object({ name: Type.String(), strategy: Type.String() }),
+  is_enabled: Type.Optional(Type.Boolean()),
+  organization_access_level: Type.Optional(Type.String()),
+  organization_connection_name: Type.Optional(Type.String()),
+});
 
 function presentClassic(c: OrganizationConnection) {
   return {
@@ -116,7 +129,7 @@ function sameSettings(a: OrganizationConnection, b: OrganizationConnection): boo
 interface Variant {
   path: 'enabled_connections' | 'connections';
   collection: string;
-  present: (c: OrganizationConnection) => Record<string, unknown>;
+  present: (c: OrganizationConnection) => Static<typeof OrganizationConnectionView>;
   addFields: TProperties;
   patchFields: TProperties;
   listFields: TProperties;
@@ -151,6 +164,7 @@ export function registerOrganizationConnections(api: App, services: Services): v
         summary: `List the connections enabled for an organization (${variant.path})`,
         params: OrganizationParams,
         querystring: ListQuery,
+        response: { 200: pagedList(OrganizationConnectionView, variant.collection), ...errorResponses('management', { 404: 'inexistent_organization' }) },
       }),
       handler: async (request) => {
         const tenantId = request.tenant.id;
@@ -167,6 +181,7 @@ export function registerOrganizationConnections(api: App, services: Services): v
         summary: `Enable a connection for an organization (${variant.path})`,
         params: OrganizationParams,
         body: AddBody,
+        response: { 201: asSent(OrganizationConnectionView), ...errorResponses('management', { 404: 'inexistent_organization or inexistent_connection', 409: 'conflict: the connection is already enabled for the organization' }) },
       }),
       handler: async (request, reply) => {
         const tenantId = request.tenant.id;
@@ -210,6 +225,7 @@ export function registerOrganizationConnections(api: App, services: Services): v
       ...operation(['read:organization_connections'], {
         summary: `Get a connection enabled for an organization (${variant.path})`,
         params: ConnectionParams,
+        response: { 200: asSent(OrganizationConnectionView), ...errorResponses('management', { 404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization' }) },
       }),
       handler: async (request) => {
         const tenantId = request.tenant.id;
@@ -225,6 +241,7 @@ export function registerOrganizationConnections(api: App, services: Services): v
         summary: `Update a connection enabled for an organization (${variant.path})`,
         params: ConnectionParams,
         body: PatchBody,
+        response: { 200: asSent(OrganizationConnectionView), ...errorResponses('management', { 404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization' }) },
       }),
       handler: async (request) => {
         const tenantId = request.tenant.id;
@@ -256,6 +273,7 @@ export function registerOrganizationConnections(api: App, services: Services): v
       ...operation(['delete:organization_connections'], {
         summary: `Disable a connection for an organization (${variant.path})`,
         params: ConnectionParams,
+        response: { 204: noContent('Disabled for the organization'), ...errorResponses('management', { 404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization' }) },
       }),
       handler: async (request, reply) => {
         const tenantId = request.tenant.id;

@@ -8,15 +8,26 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import type { Kysely } from 'kysely';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listGroupRoles, listGroups, type Group } from '../store/groups.js';
 import type { Organization } from '../store/organizations.js';
 import type { Database } from '../store/schema.js';
 import { groupRef } from './event-objects.js';
-import { changeGroupRoles, checkpointPage, GroupNotFound, presentGroup, requireGroup, requireRoles, RolesBody } from './groups.js';
+import {
+  changeGroupRoles,
+  checkpointPage,
+  GroupNotFound,
+  GroupView,
+  presentGroup,
+  requireGroup,
+  requireRoles,
+  RolesBody,
+} from './groups.js';
 import { operation } from './operation.js';
 import { OrganizationParams, PathId, raise, requireOrganization, uniqueIds } from './organizations.js';
-import { pagingFields } from './pagination.js';
+import { checkpointList, pagingFields } from './pagination.js';
+import { RoleBody } from './roles.js';
 
 const GroupRoleParams = Type.Object({ id: PathId, group_id: PathId });
 const CheckpointQuery = Type.Object({ from: pagingFields.from, take: pagingFields.take }, { additionalProperties: false });
@@ -31,7 +42,12 @@ export function registerOrganizationGroups(api: App, services: Services): void {
   const db = services.store.db;
 
   api.get('/organizations/:id/groups', {
-    ...operation(['read:organization_groups'], { summary: "List an organization's groups", params: OrganizationParams, querystring: CheckpointQuery }),
+    ...operation(['read:organization_groups'], {
+      summary: "List an organization's groups",
+      params: OrganizationParams,
+      querystring: CheckpointQuery,
+      response: { 200: checkpointList(GroupView, 'groups'), ...errorResponses('management', { 404: 'inexistent_organization' }) },
+    }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
       const organization = await requireOrganization(db, tenantId, request.params.id);
@@ -50,6 +66,7 @@ export function registerOrganizationGroups(api: App, services: Services): void {
       summary: "List a group's roles in an organization",
       params: GroupRoleParams,
       querystring: CheckpointQuery,
+      response: { 200: checkpointList(RoleBody, 'roles'), ...errorResponses('management', { 404: 'inexistent_organization or inexistent_group' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -60,7 +77,12 @@ export function registerOrganizationGroups(api: App, services: Services): void {
   });
 
   api.post('/organizations/:id/groups/:group_id/roles', {
-    ...operation(['create:organization_group_roles'], { summary: 'Assign roles to a group in an organization', params: GroupRoleParams, body: RolesBody }),
+    ...operation(['create:organization_group_roles'], {
+      summary: 'Assign roles to a group in an organization',
+      params: GroupRoleParams,
+      body: RolesBody,
+      response: { 204: noContent('Assigned'), ...errorResponses('management', { 404: 'inexistent_organization, inexistent_group or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       await db.transaction().execute(async (trx) => {
@@ -81,7 +103,12 @@ export function registerOrganizationGroups(api: App, services: Services): void {
   });
 
   api.delete('/organizations/:id/groups/:group_id/roles', {
-    ...operation(['delete:organization_group_roles'], { summary: 'Remove roles from a group in an organization', params: GroupRoleParams, body: RolesBody }),
+    ...operation(['delete:organization_group_roles'], {
+      summary: 'Remove roles from a group in an organization',
+      params: GroupRoleParams,
+      body: RolesBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_organization, inexistent_group or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       await db.transaction().execute(async (trx) => {

@@ -15,6 +15,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { NotFound } from '../http/errors.js';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import {
   addOrganizationMembers,
@@ -31,9 +32,9 @@ import { findRoles, type Role } from '../store/roles.js';
 import type { Database } from '../store/schema.js';
 import { memberUserObject } from './event-objects.js';
 import { operation } from './operation.js';
-import { pageBody, pageWindow, paginate, pagingFields } from './pagination.js';
+import { pageBody, pagedList, pageWindow, paginate, pagingFields } from './pagination.js';
 import { IdList, NO_NUL, OrganizationParams, PathId, raise, requireOrganization, uniqueIds } from './organizations.js';
-import { RoleNotFound, requireUsers } from './roles.js';
+import { requireUsers, RoleBody, RoleNotFound } from './roles.js';
 
 const { from: _from, take: _take, ...offsetPaging } = pagingFields;
 
@@ -56,6 +57,14 @@ class MemberNotFound extends NotFound {
   }
 }
 
+/** A member; with `fields`, only the fields asked for (or all but those, with include_fields=false). */
+const MemberView = Type.Object({
+  user_id: Type.Optional(Type.String()),
+  email: Type.Optional(Type.String()),
+  picture: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+  roles: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String() }))),
+});
 interface MemberBody {
   user_id: string;
   email?: string;
@@ -144,7 +153,12 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   const db = services.store.db;
 
   api.get('/organizations/:id/members', {
-    ...operation(['read:organization_members'], { summary: "List an organization's members", params: OrganizationParams, querystring: MembersQuery }),
+    ...operation(['read:organization_members'], {
+      summary: "List an organization's members",
+      params: OrganizationParams,
+      querystring: MembersQuery,
+      response: { 200: pagedList(MemberView, 'members'), ...errorResponses('management', { 404: 'inexistent_organization' }) },
+    }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
       const organization = await requireOrganization(db, tenantId, request.params.id);
@@ -166,7 +180,12 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   });
 
   api.post('/organizations/:id/members', {
-    ...operation(['create:organization_members'], { summary: 'Add members to an organization', params: OrganizationParams, body: MembersBody }),
+    ...operation(['create:organization_members'], {
+      summary: 'Add members to an organization',
+      params: OrganizationParams,
+      body: MembersBody,
+      response: { 204: noContent('Added'), ...errorResponses('management', { 404: 'inexistent_organization or inexistent_user' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const userIds = uniqueIds(request.body.members);
@@ -187,7 +206,12 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   });
 
   api.delete('/organizations/:id/members', {
-    ...operation(['delete:organization_members'], { summary: 'Remove members from an organization', params: OrganizationParams, body: MembersBody }),
+    ...operation(['delete:organization_members'], {
+      summary: 'Remove members from an organization',
+      params: OrganizationParams,
+      body: MembersBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_organization' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const userIds = uniqueIds(request.body.members);
@@ -211,6 +235,7 @@ export function registerOrganizationMembers(api: App, services: Services): void 
       summary: "List a member's roles in an organization",
       params: MemberParams,
       querystring: Type.Object(offsetPaging, { additionalProperties: false }),
+      response: { 200: pagedList(RoleBody, 'roles'), ...errorResponses('management', { 404: 'inexistent_organization or inexistent_member' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -222,7 +247,12 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   });
 
   api.post('/organizations/:id/members/:user_id/roles', {
-    ...operation(['create:organization_member_roles'], { summary: 'Assign roles to a member of an organization', params: MemberParams, body: RolesBody }),
+    ...operation(['create:organization_member_roles'], {
+      summary: 'Assign roles to a member of an organization',
+      params: MemberParams,
+      body: RolesBody,
+      response: { 204: noContent('Assigned'), ...errorResponses('management', { 404: 'inexistent_organization, inexistent_member or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       await changeMemberRoles(db, request, request.params, request.body.roles, 'assign');
       return reply.code(204).send();
@@ -230,7 +260,12 @@ export function registerOrganizationMembers(api: App, services: Services): void 
   });
 
   api.delete('/organizations/:id/members/:user_id/roles', {
-    ...operation(['delete:organization_member_roles'], { summary: 'Remove roles from a member of an organization', params: MemberParams, body: RolesBody }),
+    ...operation(['delete:organization_member_roles'], {
+      summary: 'Remove roles from a member of an organization',
+      params: MemberParams,
+      body: RolesBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_organization, inexistent_member or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       await changeMemberRoles(db, request, request.params, request.body.roles, 'remove');
       return reply.code(204).send();

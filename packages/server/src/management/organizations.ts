@@ -22,6 +22,7 @@ import type { EventType } from '../events/catalogue.js';
 import { eventContextFrom } from '../events/context.js';
 import { emitEvent } from '../events/outbox.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findConnectionById } from '../store/connections.js';
 import { listGroups } from '../store/groups.js';
@@ -41,7 +42,7 @@ import {
 import type { Database } from '../store/schema.js';
 import { deletedOrganizationEventObject, groupEventObject, organizationConnectionEventObject, organizationEventObject } from './event-objects.js';
 import { operation } from './operation.js';
-import { pageBody, pageWindow, pagingFields } from './pagination.js';
+import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
 
 // --- shared shapes and checks ------------------------------------------------------------------------
 
@@ -213,7 +214,11 @@ export function registerOrganizations(api: App, services: Services): void {
   const db = services.store.db;
 
   api.get('/organizations', {
-    ...operation(['read:organizations'], { summary: 'List organizations', querystring: ListQuery }),
+    ...operation(['read:organizations'], {
+      summary: 'List organizations',
+      querystring: ListQuery,
+      response: { 200: pagedList(OrganizationBody, 'organizations') },
+    }),
     handler: async (request) => {
       const { sort, ...paging } = request.query;
       const window = pageWindow(paging);
@@ -228,7 +233,11 @@ export function registerOrganizations(api: App, services: Services): void {
   });
 
   api.post('/organizations', {
-    ...operation(['create:organizations'], { summary: 'Create an organization', body: CreateBody, response: { 201: OrganizationBody } }),
+    ...operation(['create:organizations'], {
+      summary: 'Create an organization',
+      body: CreateBody,
+      response: { 201: OrganizationBody, ...errorResponses('management', { 404: 'inexistent_connection: an enabled connection does not exist', 409: 'conflict: an organization with this name exists' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const body = request.body;
@@ -297,7 +306,7 @@ export function registerOrganizations(api: App, services: Services): void {
     ...operation(['read:organizations'], {
       summary: 'Get an organization by its name',
       params: Type.Object({ name: PathId }),
-      response: { 200: OrganizationBody },
+      response: { 200: OrganizationBody, ...errorResponses('management', { 404: 'inexistent_organization' }) },
     }),
     handler: async (request) => {
       const organization = await findOrganizationByName(db, request.tenant.id, request.params.name);
@@ -307,7 +316,11 @@ export function registerOrganizations(api: App, services: Services): void {
   });
 
   api.get('/organizations/:id', {
-    ...operation(['read:organizations'], { summary: 'Get an organization', params: OrganizationParams, response: { 200: OrganizationBody } }),
+    ...operation(['read:organizations'], {
+      summary: 'Get an organization',
+      params: OrganizationParams,
+      response: { 200: OrganizationBody, ...errorResponses('management', { 404: 'inexistent_organization' }) },
+    }),
     handler: async (request) => presentOrganization(await requireOrganization(db, request.tenant.id, request.params.id)),
   });
 
@@ -316,7 +329,7 @@ export function registerOrganizations(api: App, services: Services): void {
       summary: 'Update an organization',
       params: OrganizationParams,
       body: UpdateBody,
-      response: { 200: OrganizationBody },
+      response: { 200: OrganizationBody, ...errorResponses('management', { 404: 'inexistent_organization', 409: 'conflict: an organization with this name exists' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -351,7 +364,11 @@ export function registerOrganizations(api: App, services: Services): void {
   });
 
   api.delete('/organizations/:id', {
-    ...operation(['delete:organizations'], { summary: 'Delete an organization, with its members, roles and connections', params: OrganizationParams }),
+    ...operation(['delete:organizations'], {
+      summary: 'Delete an organization, with its members, roles and connections',
+      params: OrganizationParams,
+      response: { 204: noContent('Deleted, with its members, roles, connections and groups'), ...errorResponses('management', { 404: 'inexistent_organization' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       await db.transaction().execute(async (trx) => {

@@ -5,8 +5,9 @@
  *  - checkpoint: `from` (opaque) and `take` (≤100) → `{ <collection>, next? }`, `next` absent on the last page.
  * With neither, the whole list (capped at 50, as the reference's default page) is a plain array.
  */
-import { Type, type Static } from '@fastify/type-provider-typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from '@fastify/type-provider-typebox';
 import { InvalidInput } from '../http/errors.js';
+import { asSent } from '../http/responses.js';
 
 /** Spread into a route's querystring object next to its own filters. */
 export const pagingFields = {
@@ -70,4 +71,29 @@ export function pageBody<T>(window: PageWindow, query: PagingQuery, items: T[], 
 export function paginate<T>(items: readonly T[], query: PagingQuery, collection: string): T[] | Record<string, unknown> {
   const window = pageWindow(query);
   return pageBody(window, query, items.slice(window.offset, window.offset + window.limit), items.length, collection);
+}
+
+/**
+ * The documented body of a paged list (see pageBody): a plain array, or with `include_totals` the page and its
+ * totals, or with checkpoint paging the page and `next`. Sent as built (asSent), not through this schema.
+ */
+export function pagedList(item: TSchema, collection: string): TUnsafe<unknown> {
+  const items = Type.Array(item);
+  return Type.Unsafe<unknown>(asSent(
+    Type.Union(
+      [
+        items,
+        Type.Object({ start: Type.Integer(), limit: Type.Integer(), length: Type.Integer(), total: Type.Integer(), [collection]: items }, { title: 'With totals' }),
+        Type.Object({ [collection]: items, next: Type.Optional(Type.String({ description: 'The `from` of the next page; absent on the last' })) }, { title: 'Checkpoint page' }),
+      ],
+      { description: `The ${collection}: an array, or with include_totals the page and its totals, or with from/take a checkpoint page` },
+    ),
+  ));
+}
+
+/** The documented body of a list that is always a checkpoint page: `{ <collection>, next? }`. */
+export function checkpointList(item: TSchema, collection: string): TUnsafe<unknown> {
+  return Type.Unsafe<unknown>(
+    asSent(Type.Object({ [collection]: Type.Array(item), next: Type.Optional(Type.String({ description: 'The `from` of the next page; absent on the last' })) })),
+  );
 }

@@ -5,6 +5,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { newId } from '../crypto/ids.js';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import {
   deleteResourceServer,
@@ -16,7 +17,7 @@ import {
   type ResourceServer,
 } from '../store/resource-servers.js';
 import { operation } from './operation.js';
-import { paginate, pagingFields } from './pagination.js';
+import { pagedList, paginate, pagingFields } from './pagination.js';
 
 const Scope = Type.Object(
   { value: Type.String({ minLength: 1, maxLength: 280 }), description: Type.Optional(Type.String({ maxLength: 500 })) },
@@ -127,6 +128,7 @@ export function registerResourceServers(api: App, services: Services): void {
         { ...pagingFields, identifiers: Type.Optional(Type.String({ maxLength: 10_000 })) },
         { additionalProperties: false },
       ),
+      response: { 200: pagedList(ResourceServerBody, 'resource_servers') },
     }),
     handler: async (request) => {
       let all = await listResourceServers(services.store.db, request.tenant.id);
@@ -139,7 +141,11 @@ export function registerResourceServers(api: App, services: Services): void {
   });
 
   api.post('/resource-servers', {
-    ...operation(['create:resource_servers'], { summary: 'Create a resource server', body: CreateBody, response: { 201: ResourceServerBody } }),
+    ...operation(['create:resource_servers'], {
+      summary: 'Create a resource server',
+      body: CreateBody,
+      response: { 201: ResourceServerBody, ...errorResponses('management', { 409: 'resource_server_conflict: a resource server with this identifier exists' }) },
+    }),
     handler: async (request, reply) => {
       const { identifier, ...fields } = request.body;
       if (await findResourceServerByIdentifier(services.store.db, request.tenant.id, identifier)) {
@@ -169,7 +175,11 @@ export function registerResourceServers(api: App, services: Services): void {
   });
 
   api.get('/resource-servers/:id', {
-    ...operation(['read:resource_servers'], { summary: 'Get a resource server', params: IdParams, response: { 200: ResourceServerBody } }),
+    ...operation(['read:resource_servers'], {
+      summary: 'Get a resource server',
+      params: IdParams,
+      response: { 200: ResourceServerBody, ...errorResponses('management', { 404: 'inexistent_resource_server' }) },
+    }),
     handler: async (request) => present(await find(services, request.tenant.id, request.params.id)),
   });
 
@@ -178,7 +188,7 @@ export function registerResourceServers(api: App, services: Services): void {
       summary: 'Update a resource server',
       params: IdParams,
       body: UpdateBody,
-      response: { 200: ResourceServerBody },
+      response: { 200: ResourceServerBody, ...errorResponses('management', { 403: 'operation_not_supported: the Management API is a system resource server', 404: 'inexistent_resource_server' }) },
     }),
     handler: async (request) => {
       const rs = await find(services, request.tenant.id, request.params.id);
@@ -195,7 +205,11 @@ export function registerResourceServers(api: App, services: Services): void {
   });
 
   api.delete('/resource-servers/:id', {
-    ...operation(['delete:resource_servers'], { summary: 'Delete a resource server', params: IdParams }),
+    ...operation(['delete:resource_servers'], {
+      summary: 'Delete a resource server',
+      params: IdParams,
+      response: { 204: noContent('Deleted, with its client grants'), ...errorResponses('management', { 403: 'operation_not_supported: the Management API is a system resource server', 404: 'inexistent_resource_server' }) },
+    }),
     handler: async (request, reply) => {
       const rs = await find(services, request.tenant.id, request.params.id);
       if (rs.is_system) throw new SystemResourceServer();

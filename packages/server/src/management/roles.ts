@@ -15,6 +15,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { newId } from '../crypto/ids.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listResourceServers } from '../store/resource-servers.js';
 import {
@@ -36,7 +37,7 @@ import {
   type RolePermission,
 } from '../store/roles.js';
 import { operation } from './operation.js';
-import { paginate, pagingFields } from './pagination.js';
+import { pagedList, paginate, pagingFields } from './pagination.js';
 
 // --- shapes shared with user-roles.ts --------------------------------------------------------------------
 
@@ -86,12 +87,13 @@ export function presentRole(role: Role): RoleBody {
   return { id: role.id, name: role.name, description: role.description };
 }
 
-export interface PermissionBody {
-  permission_name: string;
-  description: string;
-  resource_server_identifier: string;
-  resource_server_name: string;
-}
+export const PermissionView = Type.Object({
+  permission_name: Type.String(),
+  description: Type.String(),
+  resource_server_identifier: Type.String(),
+  resource_server_name: Type.String(),
+});
+export type PermissionBody = Static<typeof PermissionView>;
 
 // --- errors ------------------------------------------------------------------------------------------
 
@@ -218,12 +220,13 @@ const permissionKey = (p: PermissionRef) => JSON.stringify([p.resource_server_id
 
 // --- members -----------------------------------------------------------------------------------------
 
-interface MemberBody {
-  user_id: string;
-  email?: string;
-  picture?: string;
-  name?: string;
-}
+const MemberView = Type.Object({
+  user_id: Type.String(),
+  email: Type.Optional(Type.String()),
+  picture: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+});
+type MemberBody = Static<typeof MemberView>;
 
 function presentMember(row: MemberRow): MemberBody {
   let profile: Record<string, unknown> = {};
@@ -268,6 +271,7 @@ export function registerRoles(api: App, services: Services): void {
     ...operation(['read:roles'], {
       summary: 'List roles',
       querystring: Type.Object({ ...offsetPagingFields, name_filter: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      response: { 200: pagedList(RoleBody, 'roles') },
     }),
     handler: async (request) => {
       let roles = await listRoles(db, request.tenant.id);
@@ -278,7 +282,11 @@ export function registerRoles(api: App, services: Services): void {
   });
 
   api.post('/roles', {
-    ...operation(['create:roles'], { summary: 'Create a role', body: CreateBody, response: { 200: RoleBody } }),
+    ...operation(['create:roles'], {
+      summary: 'Create a role',
+      body: CreateBody,
+      response: { 200: RoleBody, ...errorResponses('management', { 409: 'conflict: a role with this name exists' }) },
+    }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
       const { name, description = '' } = request.body;
@@ -297,12 +305,21 @@ export function registerRoles(api: App, services: Services): void {
   });
 
   api.get('/roles/:id', {
-    ...operation(['read:roles'], { summary: 'Get a role', params: IdParams, response: { 200: RoleBody } }),
+    ...operation(['read:roles'], {
+      summary: 'Get a role',
+      params: IdParams,
+      response: { 200: RoleBody, ...errorResponses('management', { 404: 'inexistent_role' }) },
+    }),
     handler: async (request) => presentRole(await requireRole(services, request.tenant.id, request.params.id)),
   });
 
   api.patch('/roles/:id', {
-    ...operation(['update:roles'], { summary: 'Update a role', params: IdParams, body: UpdateBody, response: { 200: RoleBody } }),
+    ...operation(['update:roles'], {
+      summary: 'Update a role',
+      params: IdParams,
+      body: UpdateBody,
+      response: { 200: RoleBody, ...errorResponses('management', { 404: 'inexistent_role', 409: 'conflict: a role with this name exists' }) },
+    }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
       const role = await requireRole(services, tenantId, request.params.id);
@@ -324,7 +341,11 @@ export function registerRoles(api: App, services: Services): void {
   });
 
   api.delete('/roles/:id', {
-    ...operation(['delete:roles'], { summary: 'Delete a role, with its permissions and memberships', params: IdParams }),
+    ...operation(['delete:roles'], {
+      summary: 'Delete a role, with its permissions and memberships',
+      params: IdParams,
+      response: { 204: noContent('Deleted, with its permissions and memberships'), ...errorResponses('management', { 404: 'inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       if (!(await deleteRole(db, request.tenant.id, request.params.id))) throw new RoleNotFound();
       return reply.code(204).send();
@@ -336,6 +357,7 @@ export function registerRoles(api: App, services: Services): void {
       summary: 'List the permissions a role grants',
       params: IdParams,
       querystring: Type.Object(offsetPagingFields, { additionalProperties: false }),
+      response: { 200: pagedList(PermissionView, 'permissions'), ...errorResponses('management', { 404: 'inexistent_role' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -350,7 +372,12 @@ export function registerRoles(api: App, services: Services): void {
   });
 
   api.post('/roles/:id/permissions', {
-    ...operation(['update:roles'], { summary: 'Add permissions to a role', params: IdParams, body: PermissionsBody }),
+    ...operation(['update:roles'], {
+      summary: 'Add permissions to a role',
+      params: IdParams,
+      body: PermissionsBody,
+      response: { 201: noContent('Added (an empty body)'), ...errorResponses('management', { 404: 'inexistent_role or inexistent_resource_server' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const role = await requireRole(services, tenantId, request.params.id);
@@ -367,7 +394,12 @@ export function registerRoles(api: App, services: Services): void {
   });
 
   api.delete('/roles/:id/permissions', {
-    ...operation(['update:roles'], { summary: 'Remove permissions from a role', params: IdParams, body: PermissionsBody }),
+    ...operation(['update:roles'], {
+      summary: 'Remove permissions from a role',
+      params: IdParams,
+      body: PermissionsBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const role = await requireRole(services, tenantId, request.params.id);
@@ -381,6 +413,7 @@ export function registerRoles(api: App, services: Services): void {
       summary: 'List the users who hold a role',
       params: IdParams,
       querystring: Type.Object(pagingFields, { additionalProperties: false }),
+      response: { 200: pagedList(MemberView, 'users'), ...errorResponses('management', { 404: 'inexistent_role' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -391,7 +424,12 @@ export function registerRoles(api: App, services: Services): void {
   });
 
   api.post('/roles/:id/users', {
-    ...operation(['create:role_members', 'update:roles'], { summary: 'Assign users to a role', params: IdParams, body: UsersBody }),
+    ...operation(['create:role_members', 'update:roles'], {
+      summary: 'Assign users to a role',
+      params: IdParams,
+      body: UsersBody,
+      response: { 200: noContent('Assigned (an empty body)'), ...errorResponses('management', { 404: 'inexistent_role or inexistent_user' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const role = await requireRole(services, tenantId, request.params.id);

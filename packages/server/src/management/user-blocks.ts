@@ -5,6 +5,7 @@
  * (email, username, phone number) before the user was known.
  */
 import { Type } from '@fastify/type-provider-typebox';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findPrimaryUser, listUserBlocks, type BlockSelector, type User, type UserBlock } from '../store/users.js';
 import { operation } from './operation.js';
@@ -42,7 +43,12 @@ export function registerUserBlocks(api: App, services: Services): void {
   }
 
   api.get('/user-blocks/:id', {
-    ...operation(['read:users'], { summary: "Get a user's blocks", params: UserIdParams, querystring: IdQuery, response: { 200: BlockedFor } }),
+    ...operation(['read:users'], {
+      summary: "Get a user's blocks",
+      params: UserIdParams,
+      querystring: IdQuery,
+      response: { 200: BlockedFor, ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
     handler: async (request) => {
       const user = await userOr404(request.tenant.id, request.params.id);
       return present(await listUserBlocks(db, request.tenant.id, selectorOf(user)));
@@ -50,7 +56,11 @@ export function registerUserBlocks(api: App, services: Services): void {
   });
 
   api.delete('/user-blocks/:id', {
-    ...operation(['update:users'], { summary: "Lift a user's blocks", params: UserIdParams }),
+    ...operation(['update:users'], {
+      summary: "Lift a user's blocks",
+      params: UserIdParams,
+      response: { 204: noContent('Unblocked'), ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
     handler: async (request, reply) => {
       const user = await userOr404(request.tenant.id, request.params.id);
       await services.attackProtection.liftBlocks(request.tenant.id, selectorOf(user));
@@ -64,7 +74,11 @@ export function registerUserBlocks(api: App, services: Services): void {
   });
 
   api.delete('/user-blocks', {
-    ...operation(['update:users'], { summary: 'Lift the blocks of a login identifier', querystring: IdentifierQuery }),
+    ...operation(['update:users'], {
+      summary: 'Lift the blocks of a login identifier',
+      querystring: IdentifierQuery,
+      response: { 204: noContent('Unblocked') },
+    }),
     handler: async (request, reply) => {
       await services.attackProtection.liftBlocks(request.tenant.id, { identifier: request.query.identifier });
       return reply.code(204).send();

@@ -6,16 +6,19 @@
  * with the roles it comes from.
  */
 import { Type } from '@fastify/type-provider-typebox';
+import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findRoles, listRolePermissions, listUserRoles, unassignRoles } from '../store/roles.js';
 import { operation } from './operation.js';
-import { paginate } from './pagination.js';
+import { pagedList, paginate } from './pagination.js';
 import {
   describePermissions,
   IdParams,
   offsetPagingFields,
+  PermissionView,
   presentRole,
   requireUser,
+  RoleBody,
   RoleIdList,
   RoleNotFound,
   uniqueIds,
@@ -23,6 +26,12 @@ import {
 } from './roles.js';
 
 const RolesBody = Type.Object({ roles: RoleIdList }, { additionalProperties: false });
+
+/** A permission with the roles it comes from. */
+const UserPermissionView = Type.Object({
+  ...PermissionView.properties,
+  sources: Type.Array(Type.Object({ source_id: Type.String(), source_name: Type.String(), source_type: Type.Literal('ROLE') })),
+});
 
 /** Throws 404 naming the ids that are not roles of the tenant. */
 async function requireRoles(services: Services, tenantId: string, ids: readonly string[]): Promise<void> {
@@ -39,6 +48,7 @@ export function registerUserRoles(api: App, services: Services): void {
       summary: "List a user's roles",
       params: IdParams,
       querystring: Type.Object(offsetPagingFields, { additionalProperties: false }),
+      response: { 200: pagedList(RoleBody, 'roles'), ...errorResponses('management', { 404: 'inexistent_user' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -49,7 +59,12 @@ export function registerUserRoles(api: App, services: Services): void {
   });
 
   api.post('/users/:id/roles', {
-    ...operation(['create:role_members', 'update:users'], { summary: 'Assign roles to a user', params: IdParams, body: RolesBody }),
+    ...operation(['create:role_members', 'update:users'], {
+      summary: 'Assign roles to a user',
+      params: IdParams,
+      body: RolesBody,
+      response: { 204: noContent('Assigned'), ...errorResponses('management', { 404: 'inexistent_user or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const userId = request.params.id;
@@ -70,7 +85,12 @@ export function registerUserRoles(api: App, services: Services): void {
   });
 
   api.delete('/users/:id/roles', {
-    ...operation(['delete:role_members', 'update:users'], { summary: 'Remove roles from a user', params: IdParams, body: RolesBody }),
+    ...operation(['delete:role_members', 'update:users'], {
+      summary: 'Remove roles from a user',
+      params: IdParams,
+      body: RolesBody,
+      response: { 204: noContent('Removed'), ...errorResponses('management', { 404: 'inexistent_user or inexistent_role' }) },
+    }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
       const userId = request.params.id;
@@ -87,6 +107,7 @@ export function registerUserRoles(api: App, services: Services): void {
       summary: "List a user's permissions, through their roles",
       params: IdParams,
       querystring: Type.Object(offsetPagingFields, { additionalProperties: false }),
+      response: { 200: pagedList(UserPermissionView, 'permissions'), ...errorResponses('management', { 404: 'inexistent_user' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;

@@ -27,6 +27,7 @@ import { hashPassword } from '../crypto/passwords.js';
 import { eventContextFrom } from '../events/context.js';
 import { emitEvent } from '../events/outbox.js';
 import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
+import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName, listConnections, type Connection } from '../store/connections.js';
 import type { Database } from '../store/schema.js';
@@ -53,7 +54,7 @@ import {
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
-import { pageBody, pageWindow, pagingFields } from './pagination.js';
+import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import { normalizeEmail } from '../connections/email-address.js';
 
@@ -727,7 +728,11 @@ export function registerUsers(api: App, services: Services): void {
   }
 
   api.get('/users', {
-    ...operation(['read:users', 'read:user_idp_tokens'], { summary: 'List or search users', querystring: ListQuery }),
+    ...operation(['read:users', 'read:user_idp_tokens'], {
+      summary: 'List or search users',
+      querystring: ListQuery,
+      response: { 200: pagedList(Type.Partial(UserBody, { additionalProperties: true }), 'users') },
+    }),
     handler: async (request) => {
       const { q, sort, connection, fields, include_fields, search_engine: _engine, primary_order: _order, ...paging } = request.query;
       const tenantId = request.tenant.id;
@@ -762,7 +767,11 @@ export function registerUsers(api: App, services: Services): void {
   });
 
   api.post('/users', {
-    ...operation(['create:users'], { summary: 'Create a user', body: CreateUserBody, response: { 201: UserBody } }),
+    ...operation(['create:users'], {
+      summary: 'Create a user',
+      body: CreateUserBody,
+      response: { 201: UserBody, ...errorResponses('management', { 409: 'user_exists: a user with this email, phone number or username exists in the connection' }) },
+    }),
     handler: async (request, reply) => {
       const body = request.body;
       const tenantId = request.tenant.id;
@@ -833,6 +842,7 @@ export function registerUsers(api: App, services: Services): void {
       summary: 'Get a user',
       params: UserIdParams,
       querystring: Type.Object(FieldsQuery, { additionalProperties: false }),
+      response: { 200: asSent(Type.Partial(UserBody, { additionalProperties: true, description: 'The user, or with fields its selected fields' })), ...errorResponses('management', { 403: 'insufficient_scope: a user token may read its own user only', 404: 'inexistent_user' }) },
     }),
     handler: async (request) => {
       assertActsOnSelf(request, request.params.id);
@@ -844,7 +854,12 @@ export function registerUsers(api: App, services: Services): void {
   api.patch('/users/:id', {
     ...operation(
       ['update:users', 'update:users_app_metadata', 'update:current_user_metadata', 'create:current_user_metadata', 'delete:current_user_metadata'],
-      { summary: 'Update a user', params: UserIdParams, body: UpdateUserBody, response: { 200: UserBody } },
+      {
+        summary: 'Update a user',
+        params: UserIdParams,
+        body: UpdateUserBody,
+        response: { 200: UserBody, ...errorResponses('management', { 403: 'insufficient_scope: a user token may act on its own user only, and change user_metadata only', 404: 'inexistent_user', 409: 'user_exists: the new email, phone number or username is taken in the connection' }) },
+      },
     ),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -894,7 +909,11 @@ export function registerUsers(api: App, services: Services): void {
   });
 
   api.delete('/users/:id', {
-    ...operation(['delete:users', 'delete:current_user'], { summary: 'Delete a user', params: UserIdParams }),
+    ...operation(['delete:users', 'delete:current_user'], {
+      summary: 'Delete a user',
+      params: UserIdParams,
+      response: { 204: noContent('Deleted, or not there'), ...errorResponses('management', { 403: 'insufficient_scope: a user token may delete its own user only' }) },
+    }),
     handler: async (request, reply) => {
       assertActsOnSelf(request, request.params.id);
       // A linked secondary is no user of its own, and a user already gone is as good as deleted: 204 either way.
@@ -914,6 +933,7 @@ export function registerUsers(api: App, services: Services): void {
     ...operation(['read:users'], {
       summary: 'Find users by email',
       querystring: Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }), ...FieldsQuery }, { additionalProperties: false }),
+      response: { 200: asSent(Type.Array(Type.Partial(UserBody, { additionalProperties: true }))) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -928,7 +948,7 @@ export function registerUsers(api: App, services: Services): void {
       summary: 'Link a user account to this (primary) user',
       params: UserIdParams,
       body: LinkBody,
-      response: { 201: Type.Array(Identity) },
+      response: { 201: Type.Array(Identity), ...errorResponses('management', { 403: "insufficient_scope: linking by provider and user_id needs update:users; link_with needs the primary user's own token", 404: 'inexistent_user: the user or the user to link', 409: 'identity_conflict: the identity is already linked' }) },
     }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
@@ -978,7 +998,7 @@ export function registerUsers(api: App, services: Services): void {
     ...operation(['update:users', 'update:current_user_identities'], {
       summary: 'Unlink an identity from a user',
       params: IdentityParams,
-      response: { 200: Type.Array(Identity) },
+      response: { 200: Type.Array(Identity), ...errorResponses('management', { 403: 'insufficient_scope: a user token may unlink from its own user only', 404: 'inexistent_user or inexistent_identity' }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;

@@ -7,6 +7,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
 import { sendHostedPage } from '../login/hosted-page.js';
+import { errorResponses, htmlPage } from '../http/responses.js';
 import { html, renderDocument, type SafeHtml } from '../login/pages/chrome.js';
 import type { App, Services } from '../services.js';
 import { findKeptEmail, listKeptEmails, openBody, type MailboxEntry } from './email-outbox.js';
@@ -51,7 +52,15 @@ function renderMailbox(services: Services, entries: MailboxEntry[], nonce: strin
 export function registerDevMailbox(app: App, services: Services): void {
   if (!services.config.devMailbox) return;
 
-  app.get(DEV_MAILBOX_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  const tags = ['development'];
+  app.get(DEV_MAILBOX_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags,
+      summary: 'The dev mailbox: emails kept instead of sent (no SMTP, localhost public URL)',
+      response: { 200: htmlPage('The newest emails'), ...errorResponses('oauth', { 404: 'Not the default tenant' }) },
+    },
+  }, async (request, reply) => {
     if (!request.tenant.isDefault) throw new NotFound(`No route for GET ${DEV_MAILBOX_PATH}`);
     const entries = await listKeptEmails(services.store.db, request.tenant.id, SHOWN);
     return sendHostedPage(reply, request.tenant, (context) =>
@@ -61,7 +70,15 @@ export function registerDevMailbox(app: App, services: Services): void {
 
   app.get(
     `${DEV_MAILBOX_PATH}/:id`,
-    { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true, params: Type.Object({ id: Type.String({ pattern: '^eml_[A-Za-z0-9]{22}$' }) }) } },
+    {
+      config: { rateLimit: { bucket: 'authorize' } },
+      schema: {
+        tags,
+        summary: "One kept email's HTML part",
+        params: Type.Object({ id: Type.String({ pattern: '^eml_[A-Za-z0-9]{22}$' }) }),
+        response: { 200: htmlPage("The email's HTML, sandboxed"), ...errorResponses('oauth', { 404: 'No such email, or not the default tenant' }) },
+      },
+    },
     async (request, reply) => {
       if (!request.tenant.isDefault) throw new NotFound(`No route for GET ${DEV_MAILBOX_PATH}/:id`);
       const entry = await findKeptEmail(services.store.db, request.tenant.id, request.params.id);

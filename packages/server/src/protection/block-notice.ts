@@ -8,6 +8,9 @@ import type { FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import { SealError, type Sealer } from '../crypto/sealing.js';
 import { sendHostedPage } from '../login/hosted-page.js';
+import { PAGE_TAGS } from '../login/documentation.js';
+import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
+import { htmlPage } from '../http/responses.js';
 import { html } from '../login/pages/html.js';
 import { renderErrorPage, renderMessagePage } from '../login/pages/message.js';
 import { enqueueEmail, isDeliverableAddress } from '../messaging/email-outbox.js';
@@ -84,7 +87,15 @@ export function registerUnblockPage(app: App, services: Services): void {
       { status: 400 },
     );
 
-  app.get(UNBLOCK_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(UNBLOCK_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: "The block notice's link: lifts that brute-force block",
+      ...documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) }),
+      response: { 200: htmlPage('Unblocked'), 400: htmlPage('The link is not valid, was used, or expired') },
+    },
+  }, async (request, reply) => {
     const { ticket } = request.query as { ticket?: unknown };
     const blockId = openUnblockTicket(services.sealer, request.tenant.id, ticket);
     if (!blockId) return invalid(reply, request.tenant, request.id);

@@ -5,6 +5,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequest, ProtocolError } from '../../http/errors.js';
+import { documentedOnly, FORM, frontChannelParameters } from '../../http/openapi.js';
+import { htmlPage, redirect } from '../../http/responses.js';
 import { sendErrorPage } from '../../login/error-page.js';
 import { signInResponseHeaders } from '../../login/hosted-page.js';
 import { loadLoginTransaction } from '../../login/transactions.js';
@@ -35,13 +37,66 @@ async function authorize(request: FastifyRequest, reply: FastifyReply, services:
   return continueAuthorization(request, reply, services, { client, request: checked.request, afterPost });
 }
 
+/** The parameters of an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1, and the reference's). */
+export const AUTHORIZE_PARAMETERS: Record<string, string> = {
+  client_id: 'The application',
+  redirect_uri: "One of the application's callback URLs, exactly",
+  response_type: '`code`, `token`, `id_token` or a combination the application allows',
+  response_mode: '`query`, `fragment`, `form_post` or `web_message`',
+  scope: 'Space-separated; `openid` for an ID token, `offline_access` for a refresh token',
+  audience: 'The API the access token is for',
+  state: 'Echoed exactly in the response',
+  nonce: 'Required for ID tokens in the front channel; echoed in the ID token',
+  code_challenge: 'PKCE (S256 only); required of public clients',
+  code_challenge_method: '`S256`',
+  prompt: '`none`, `login` or `consent` (space-separated)',
+  max_age: 'Seconds since the last login after which the user logs in again',
+  login_hint: 'Pre-fills the login page',
+  screen_hint: '`signup` opens the signup page',
+  connection: 'The connection to log in with',
+  login_ticket: 'From /co/authenticate (embedded login): completes without a page',
+};
+const AuthorizeParameters = frontChannelParameters(AUTHORIZE_PARAMETERS, ['client_id', 'response_type']);
+
+export const AUTHORIZE_RESPONSES = {
+  200: htmlPage('A page that delivers the response (form_post, web_message) or checks the browser (cross-origin verification)'),
+  302: redirect("To the application's redirect URI with the response or its error, or to a hosted page (login, signup, consent)"),
+  400: htmlPage('The error page: the client or its redirect URI is unknown, or a parameter is repeated or too long; nothing is sent to the application'),
+};
+
 export function registerAuthorize(app: App, services: Services): void {
   const config = { rateLimit: { bucket: 'authorize' as const } };
-  app.get('/authorize', { config, schema: { hide: true } }, (request, reply) => authorize(request, reply, services, request.query, false));
-  app.post('/authorize', { config, schema: { hide: true } }, (request, reply) => authorize(request, reply, services, request.body, true));
+  const tags = ['authentication'];
+  app.get('/authorize', {
+    config,
+    schema: { tags, summary: 'Start a sign-in (authorization request)', ...documentedOnly({ querystring: AuthorizeParameters }), response: AUTHORIZE_RESPONSES },
+    handler: (request, reply) => authorize(request, reply, services, request.query, false),
+  });
+  app.post('/authorize', {
+    config,
+    schema: {
+      tags,
+      summary: 'Start a sign-in, parameters in a form body',
+      ...documentedOnly({ body: AuthorizeParameters, consumes: [FORM] }),
+      response: {
+        200: AUTHORIZE_RESPONSES[200],
+        303: redirect("After the POST: to the application's redirect URI with the response or its error, or to a hosted page"),
+        400: AUTHORIZE_RESPONSES[400],
+      },
+    },
+    handler: (request, reply) => authorize(request, reply, services, request.body, true),
+  });
 
   // Where every hosted page returns after a step (login, signup, consent): finish with the session it set.
-  app.get(RESUME_PATH, { config, schema: { hide: true } }, async (request, reply) => {
+  app.get(RESUME_PATH, {
+    config,
+    schema: {
+      tags,
+      summary: 'Finish a sign-in after a hosted page (login, signup, consent)',
+      ...documentedOnly({ querystring: frontChannelParameters({ state: 'The login transaction' }, ['state']) }),
+      response: { ...AUTHORIZE_RESPONSES, 400: htmlPage('The error page: the sign-in expired, was completed already, or its application is gone') },
+    },
+  }, async (request, reply) => {
     signInResponseHeaders(reply);
     const state = (request.query as Record<string, unknown>).state;
     const transaction = await loadLoginTransaction(request, services, state);

@@ -7,6 +7,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
+import { either, errorResponses, textBody } from '../../http/responses.js';
 import type { App, Services } from '../../services.js';
 import { authenticateCredentials } from './credentials.js';
 import { CrossOriginLoginNotAllowed } from './errors.js';
@@ -50,7 +51,18 @@ export function registerCoAuthenticate(app: App, services: Services): void {
         summary: 'Cross-origin authentication for embedded login',
         tags: ['authentication'],
         body: Body,
-        response: { 200: Ticket },
+        response: {
+          200: Ticket,
+          ...errorResponses('oauth', {
+            400: 'invalid_request (a bad body, an unknown realm), unsupported_credential_type',
+            401: 'unauthorized_client (cross-origin login not allowed for the client), password_leaked',
+            429: 'too_many_attempts: the account is locked from this IP, or the IP is throttled',
+          }),
+          403: either(
+            errorResponses('oauth', { 403: 'access_denied (wrong email or password), blocked_user' })[403]!,
+            textBody("The page's origin is not allowed for the client (the contract's generic 403, without CORS headers)"),
+          ),
+        },
       },
       config: {
         // Before the body names the client, any origin a client of the tenant allows passes the preflight;

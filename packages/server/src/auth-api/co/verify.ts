@@ -6,6 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequest } from '../../http/errors.js';
+import { documentedOnly, FORM, frontChannelParameters } from '../../http/openapi.js';
+import { htmlPage, redirect } from '../../http/responses.js';
 import { CO_VERIFY_PATH } from '../../login/cross-origin-verification.js';
 import { sendErrorPage } from '../../login/error-page.js';
 import { sha256 } from '../../login/session.js';
@@ -38,5 +40,21 @@ async function verify(request: FastifyRequest, reply: FastifyReply, services: Se
 }
 
 export function registerCoVerify(app: App, services: Services): void {
-  app.post(CO_VERIFY_PATH, { config: { rateLimit: { bucket: 'login' } }, schema: { hide: true } }, (request, reply) => verify(request, reply, services));
+  app.post(CO_VERIFY_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: ['authentication'],
+      summary: "Cross-origin verification: the application's page confirms the browser (embedded login without third-party cookies)",
+      ...documentedOnly({
+        body: frontChannelParameters({ state: 'The login transaction', verifier: 'The co_verifier /co/authenticate issued' }, ['state', 'verifier']),
+        consumes: [FORM],
+      }),
+      response: {
+        200: htmlPage('The page that delivers the response (form_post, web_message)'),
+        303: redirect("To the application's redirect URI with the response, or with access_denied when the verifier is wrong"),
+        400: htmlPage('The error page: the sign-in expired or was sent from another browser'),
+      },
+    },
+    handler: (request, reply) => verify(request, reply, services),
+  });
 }

@@ -6,6 +6,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { requestPasswordReset } from '../../messaging/account-emails.js';
+import { errorResponses, textBody } from '../../http/responses.js';
 import type { App, Services } from '../../services.js';
 import { clientAndConnection, dbConnectionsCors, DbConnectionsBadRequest, DbConnectionsUnauthorized } from './common.js';
 import { isEmailAddress, normalizeEmail } from '../../connections/email-address.js';
@@ -29,7 +30,13 @@ export function registerChangePassword(app: App, services: Services): void {
       tags: ['authentication'],
       summary: 'Send a password reset email',
       body: ChangePasswordBody,
-      response: { 200: Type.String({ description: `Always: ${CHANGE_PASSWORD_SENT}` }) },
+      response: {
+        200: textBody(`Always (whether or not the account exists): ${CHANGE_PASSWORD_SENT}`),
+        ...errorResponses('dbconnections', {
+          400: 'invalid_request: no or a bad email, an unknown client or connection',
+          403: 'unauthorized: password changes are disabled for the connection, or the browser origin is not allowed for the client',
+        }),
+      },
     },
     config: { rateLimit: { bucket: 'dbconnections' }, cors: dbConnectionsCors(services) },
     handler: async (request, reply) => {

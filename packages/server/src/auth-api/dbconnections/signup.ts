@@ -8,6 +8,7 @@ import { signUpWithPassword } from '../../connections/database-users.js';
 import { eventContextFrom } from '../../events/context.js';
 import { checkSignupThrottle } from '../../protection/checks.js';
 import { PasswordLeaked, TooManyAttempts } from '../../protection/errors.js';
+import { errorResponses } from '../../http/responses.js';
 import type { App, Services } from '../../services.js';
 import type { User } from '../../store/users.js';
 import { clientAndConnection, dbConnectionsCors, DbConnectionsBadRequest, DbConnectionsUnauthorized, sendPasswordRejected, UserExists } from './common.js';
@@ -82,7 +83,14 @@ export function registerSignup(app: App, services: Services): void {
       tags: ['authentication'],
       summary: 'Sign up a user of a database connection',
       body: SignupBody,
-      response: { 200: SignupResponse },
+      response: {
+        200: SignupResponse,
+        ...errorResponses('dbconnections', {
+          400: 'invalid_signup (a field its limits refuse), invalid_request (an unknown client or connection), user_exists, username_exists, invalid_password (with `policy`: the password policy refused it), password_leaked',
+          403: 'unauthorized: signups are disabled for the connection, or the browser origin is not allowed for the client',
+          429: 'too_many_attempts: too many signups from this IP',
+        }),
+      },
     },
     // Shape errors become `invalid_signup` in this family rather than the generic invalid_request.
     attachValidation: true,

@@ -7,6 +7,8 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest, ProtocolError } from '../../http/errors.js';
+import { errorResponses } from '../../http/responses.js';
+import { CLIENT_AUTHENTICATION_ERRORS } from '../errors.js';
 import { SmsDeliveryError, sendSms } from '../../messaging/sms.js';
 import type { App, Services } from '../../services.js';
 import { deletePasswordlessCode, purgeExpiredPasswordlessCodes, replacePasswordlessCode } from '../../store/passwordless-codes.js';
@@ -80,6 +82,19 @@ export function registerPasswordlessStart(app: App, services: Services): void {
       tags: ['authentication'],
       summary: 'Send a passwordless code or magic link',
       body: StartBody,
+      response: {
+        200: Type.Union([
+          Type.Object({ _id: Type.String(), email: Type.String(), email_verified: Type.Boolean() }, { additionalProperties: false, title: 'Email sent' }),
+          Type.Object(
+            { _id: Type.String(), phone_number: Type.String(), phone_verified: Type.Boolean(), request_language: Type.Union([Type.String(), Type.Null()]) },
+            { additionalProperties: false, title: 'SMS sent' },
+          ),
+        ]),
+        ...errorResponses('oauth', {
+          400: 'invalid_request (an unknown connection, a bad email or phone number, a bad send or authParams), sms_provider_error (the SMS gateway failed)',
+          401: CLIENT_AUTHENTICATION_ERRORS[401].description.split(';')[0]!,
+        }),
+      },
     },
     config: {
       rateLimit: { bucket: 'passwordless' },

@@ -11,6 +11,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { eventContextFrom } from '../../events/context.js';
 import { InvalidRequest } from '../../http/errors.js';
+import { documentedOnly, frontChannelParameters } from '../../http/openapi.js';
+import { AUTHORIZE_PARAMETERS, AUTHORIZE_RESPONSES } from '../authorize/index.js';
 import { sendErrorPage } from '../../login/error-page.js';
 import { startSession } from '../../login/session.js';
 import { createLoginTransaction } from '../../login/transactions.js';
@@ -103,7 +105,23 @@ async function finishVerifiedCode(request: FastifyRequest, reply: FastifyReply, 
 }
 
 export function registerPasswordlessVerifyRedirect(app: App, services: Services): void {
-  app.get(VERIFY_REDIRECT_PATH, { config: { rateLimit: { bucket: 'authorize' } }, schema: { hide: true } }, async (request, reply) => {
+  app.get(VERIFY_REDIRECT_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: ['authentication'],
+      summary: 'Finish a passwordless login in the browser: the emailed link, or a code checked by /passwordless/verify',
+      ...documentedOnly({
+        querystring: frontChannelParameters({
+          ...AUTHORIZE_PARAMETERS,
+          token: "The emailed link's token (then nothing else is needed)",
+          verification_code: 'The 6-digit code',
+          email: 'For an email connection',
+          phone_number: 'For an sms connection',
+        }),
+      }),
+      response: AUTHORIZE_RESPONSES,
+    },
+  }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     const query = authorizationParameters((request.query ?? {}) as Record<string, unknown>);
     if (query.token !== undefined) return finishLink(request, reply, services, query.token);

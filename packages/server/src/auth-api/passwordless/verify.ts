@@ -7,6 +7,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest } from '../../http/errors.js';
+import { errorResponses } from '../../http/responses.js';
 import type { App, Services } from '../../services.js';
 import { markPasswordlessVerified } from '../../store/passwordless-codes.js';
 import { InvalidClient } from '../errors.js';
@@ -28,7 +29,19 @@ const VerifyBody = Type.Object(
 
 export function registerPasswordlessVerify(app: App, services: Services): void {
   app.post('/passwordless/verify', {
-    schema: { tags: ['authentication'], summary: 'Check a passwordless code before /passwordless/verify_redirect', body: VerifyBody },
+    schema: {
+      tags: ['authentication'],
+      summary: 'Check a passwordless code before /passwordless/verify_redirect',
+      body: VerifyBody,
+      response: {
+        200: Type.Object({}, { additionalProperties: false, description: 'The code is right; /passwordless/verify_redirect may use it once' }),
+        ...errorResponses('oauth', {
+          400: 'invalid_request: an unknown connection, a missing identifier or code',
+          401: 'invalid_client: an unknown client',
+          403: 'invalid_grant: a wrong, expired or exhausted code',
+        }),
+      },
+    },
     config: {
       rateLimit: { bucket: 'passwordless' },
       cors: { kind: 'origins', credentials: false, isAllowed: (request, origin) => services.clientOrigins.allows(request.tenant.id, origin) },

@@ -4,6 +4,9 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest } from '../../http/errors.js';
+import { FORM } from '../../http/openapi.js';
+import { errorResponses } from '../../http/responses.js';
+import { CLIENT_AUTHENTICATION_ERRORS } from '../errors.js';
 import type { App, Services } from '../../services.js';
 import { UnsupportedGrantType } from '../errors.js';
 import { authorizationCode } from './authorization-code.js';
@@ -62,7 +65,16 @@ export function registerTokenEndpoint(app: App, services: Services): void {
       summary: 'Token endpoint',
       description: `Grant types: ${Object.keys(GRANTS).join(', ')}. Body as JSON or application/x-www-form-urlencoded.`,
       body: TokenRequest,
-      response: { 200: TokenResponseSchema },
+      consumes: ['application/json', FORM],
+      response: {
+        200: TokenResponseSchema,
+        ...errorResponses('oauth', {
+          400: 'invalid_request (a missing or bad parameter), invalid_grant (a code, refresh token or verifier that is wrong, used, expired or revoked), invalid_scope, unsupported_grant_type',
+          401: CLIENT_AUTHENTICATION_ERRORS[401],
+          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code)',
+          429: 'too_many_attempts: the account is locked from this IP after failed logins, or the IP is throttled',
+        }),
+      },
     },
     config: {
       rateLimit: { bucket: 'token' },
