@@ -5,6 +5,10 @@ import type { ManagementPrincipal } from './management/authenticate.js';
 import type { Tenant } from './store/tenants.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered so far, HEAD and OPTIONS included (http/openapi.ts). */
+    registeredRoutes(): { method: string; url: string }[];
+  }
   interface FastifyContextConfig {
     /** CORS policy of the route; none means no CORS headers. */
     cors?: CorsPolicy;

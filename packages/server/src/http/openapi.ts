@@ -69,7 +69,20 @@ function liftHeaderRequirements(document: OpenApiObject): OpenApiObject {
   return document;
 }
 
+/** A route as Fastify registered it: its method and URL (`/api/v2/roles/:id`). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
 export async function registerOpenApi(app: App): Promise<void> {
+  // What the documents are held to (http/openapi.test.ts): every route registered, whatever registered it.
+  const registered: RegisteredRoute[] = [];
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) registered.push({ method, url: route.url });
+  });
+  app.decorate('registeredRoutes', () => [...registered]);
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -5,7 +5,7 @@ import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from
 import { InvalidRequest } from '../http/errors.js';
 import { htmlPage } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY, TO_RESUME } from './documentation.js';
+import { formFields, PAGE_TAGS, STATE_QUERY, TO_RESUME } from './documentation.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';

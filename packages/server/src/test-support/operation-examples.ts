@@ -1,0 +1,600 @@
+/**
+ * Requests that make every documented operation give its documented answers, for http/openapi.test.ts: the
+ * fixtures they act on, one example per Management API operation (its success, and the errors that are its own),
+ * and the sign-in flows that reach the Authentication API's pages and redirects. Every response goes through
+ * global fetch, which the test records (recordResponses) and holds to the documents.
+ *
+ * A route added later needs an example here: the test names every documented status no request produced.
+ */
+import http from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ObservedResponse } from './openapi-conformance.js';
+import { managementToken, type TestServer } from './server.js';
+import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
+
+export const PASSWORD = 'correct horse battery staple 42';
+
+/** Records every response of `base` that goes through global fetch, body included, until `stop()`. */
+export function recordResponses(base: string): { responses: ObservedResponse[]; stop(): void } {
+  const original = globalThis.fetch;
+  const { port } = new URL(base);
+  const responses: ObservedResponse[] = [];
+  globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await original(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.port === port) {
+      const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+      responses.push({ method, path: url.pathname, status: response.status, headers: response.headers, body: await response.clone().text() });
+    }
+    return response;
+  };
+  return {
+    responses,
+    stop: () => {
+      globalThis.fetch = original;
+    },
+  };
+}
+
+/** A request with headers fetch will not send (Host), recorded like the others. */
+export function rawRequest(
+  base: string,
+  options: { method: string; path: string; headers: Record<string, string>; body?: string },
+  into: ObservedResponse[],
+): Promise<ObservedResponse> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: url.hostname, port: url.port, method: options.method, path: options.path, headers: options.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+        const observed = { method: options.method, path: options.path.split('?')[0]!, status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks).toString('utf8') };
+        into.push(observed);
+        resolve(observed);
+      });
+    });
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+/** A webhook receiver that refuses every delivery with 400, so that deliveries fail at once (no retries). */
+export async function startRefusingReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(400).end('no'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hook`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+export interface Fixtures {
+  test: TestServer;
+  token: string;
+  app: TestApp;
+  m2m: TestApp;
+  user: { user_id: string; email: string };
+  secondary: { user_id: string; email: string };
+  rs: { id: string; identifier: string };
+  connection: { id: string; name: string };
+  databaseConnection: { id: string; name: string };
+  role: { id: string };
+  grant: { id: string };
+  org: { id: string; name: string };
+  orgGroup: { id: string };
+  group: { id: string };
+  stream: { id: string };
+  failedEventId: string;
+}
+
+let counter = 0;
+export const unique = (prefix: string) => `${prefix}${Date.now().toString(36)}${(counter++).toString(36)}`;
+
+export async function api(f: Pick<Fixtures, 'test' | 'token'>, method: string, path: string, body?: unknown, expected?: number): Promise<Record<string, unknown>> {
+  const response = await fetch(`${f.test.url}/api/v2${path}`, {
+    method,
+    headers: { authorization: `Bearer ${f.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (expected !== undefined ? response.status !== expected : response.status >= 300) {
+    throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+  }
+  return (text ? JSON.parse(text) : {}) as Record<string, unknown>;
+}
+
+export async function createFixtures(test: TestServer, hookUrl: string): Promise<Fixtures> {
+  const f = { test, token: await managementToken(test) };
+  const connections = (await api(f, 'GET', '/connections')) as unknown as { id: string; name: string }[];
+  const databaseConnection = connections.find((c) => c.name === 'Username-Password-Authentication')!;
+  const app = await createApp(test, {
+    cross_origin_authentication: true,
+    cross_origin_loc: 'https://app.example/cross-origin',
+    allowed_origins: ['https://app.example'], grant_types: ['authorization_code', 'implicit', 'refresh_token', 'http://auth0.com/oauth/grant-type/password-realm'] });
+  const rs = (await api(f, 'POST', '/resource-servers', {
+    identifier: 'https://fixture.example/api',
+    name: 'Fixture API',
+    scopes: [{ value: 'read:things', description: 'Read things' }],
+  })) as { id: string; identifier: string };
+  const m2m = (await api(f, 'POST', '/clients', { name: 'Fixture m2m', app_type: 'non_interactive', grant_types: ['client_credentials'] })) as unknown as TestApp;
+  const grant = (await api(f, 'POST', '/client-grants', { client_id: m2m.client_id, audience: rs.identifier, scope: ['read:things'] })) as { id: string };
+  const email = `${unique('user')}@example.com`;
+  const user = { ...(await createUser(test, email, PASSWORD)), email };
+  const secondaryEmail = `${unique('second')}@example.com`;
+  const secondary = { ...(await createUser(test, secondaryEmail, PASSWORD)), email: secondaryEmail };
+  const connection = (await api(f, 'POST', '/connections', { name: unique('fixture-db-'), strategy: 'auth0', enabled_clients: [app.client_id] })) as { id: string; name: string };
+  const role = (await api(f, 'POST', '/roles', { name: unique('role-') })) as { id: string };
+  await api(f, 'POST', `/roles/${role.id}/permissions`, { permissions: [{ resource_server_identifier: rs.identifier, permission_name: 'read:things' }] });
+  await api(f, 'POST', `/users/${encodeURIComponent(user.user_id)}/roles`, { roles: [role.id] });
+  const org = (await api(f, 'POST', '/organizations', { name: unique('org-') })) as { id: string; name: string };
+  await api(f, 'POST', `/organizations/${org.id}/members`, { members: [user.user_id] });
+  await api(f, 'POST', `/organizations/${org.id}/enabled_connections`, { connection_id: databaseConnection.id });
+  const orgGroup = (await api(f, 'POST', '/groups', { name: unique('org-group-'), organization_id: org.id })) as { id: string };
+  const group = (await api(f, 'POST', '/groups', { name: unique('group-') })) as { id: string };
+  const stream = (await api(f, 'POST', '/event-streams', {
+    name: unique('stream-'),
+    subscriptions: [{ event_type: 'user.updated' }],
+    destination: { type: 'webhook', configuration: { webhook_endpoint: hookUrl, webhook_authorization: { method: 'bearer', token: 'fixture-token' } } },
+  })) as { id: string };
+  // One failed delivery: the receiver refuses with 400, which fails at once.
+  await api(f, 'PATCH', `/users/${encodeURIComponent(user.user_id)}`, { user_metadata: { fixture: true } });
+  let failedEventId = '';
+  for (let i = 0; i < 100 && !failedEventId; i++) {
+    const deliveries = (await api(f, 'GET', `/event-streams/${stream.id}/deliveries`)) as unknown as { event?: { id?: string } }[];
+    failedEventId = deliveries[0]?.event?.id ?? '';
+    if (!failedEventId) await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  if (!failedEventId) throw new Error('no failed delivery recorded for the fixture stream');
+  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, failedEventId };
+}
+
+/** Concrete values for a path template's parameters, from the fixtures. */
+export function fillPath(template: string, f: Fixtures): string {
+  const values: Record<string, string> = {
+    '/api/v2/resource-servers/{id}': f.rs.id,
+    '/api/v2/connections/{id}': f.connection.id,
+    '/api/v2/users/{id}': f.user.user_id,
+    '/api/v2/user-blocks/{id}': f.user.user_id,
+    '/api/v2/clients/{id}': f.app.client_id,
+    '/api/v2/client-grants/{id}': f.grant.id,
+    '/api/v2/roles/{id}': f.role.id,
+    '/api/v2/organizations/{id}': f.org.id,
+    '/api/v2/organizations/name/{name}': f.org.name,
+    '/api/v2/organizations/{id}/enabled_connections/{connection_id}': f.databaseConnection.id,
+    '/api/v2/organizations/{id}/connections/{connection_id}': f.databaseConnection.id,
+    '/api/v2/organizations/{id}/members/{user_id}': f.user.user_id,
+    '/api/v2/organizations/{id}/groups/{group_id}': f.orgGroup.id,
+    '/api/v2/groups/{id}': f.group.id,
+    '/api/v2/event-streams/{id}': f.stream.id,
+    '/api/v2/event-streams/{id}/deliveries/{event_id}': f.failedEventId,
+    '/api/v2/event-streams/{id}/redeliver/{event_id}': f.failedEventId,
+    '/api/v2/users/{id}/identities/{provider}': 'auth0',
+    '/api/v2/users/{id}/identities/{provider}/{user_id}': f.secondary.user_id.split('|')[1]!,
+    '/login/assets/{file}': 'missing.css',
+    '/demo/{asset}': 'app.js',
+    '/dev/mailbox/{id}': 'eml_0000000000000000000000',
+  };
+  // Each parameter is named by the path up to it.
+  const parts = template.split('/');
+  return parts
+    .map((part, i) => {
+      if (!part.startsWith('{')) return part;
+      const value = values[parts.slice(0, i + 1).join('/')];
+      if (value === undefined) throw new Error(`no fixture value for ${parts.slice(0, i + 1).join('/')}: add one to fillPath`);
+      return encodeURIComponent(value);
+    })
+    .join('/');
+}
+
+/** One request of a Management API example: the documented status it must get. */
+export interface ManagementExample {
+  /** `METHOD /api/v2/template`. */
+  operation: string;
+  status?: number;
+  query?: Record<string, string>;
+  body?: (f: Fixtures) => Promise<unknown> | unknown;
+  /** Overrides fillPath, e.g. to act on a throwaway resource. */
+  path?: (f: Fixtures) => Promise<string> | string;
+}
+
+const enc = encodeURIComponent;
+
+/**
+ * One example per Management API operation (its success status), then the errors that are the operation's own.
+ * Run in this order; the DELETEs at the end act on throwaway resources or on what nothing later needs.
+ */
+export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
+  { operation: 'GET /api/v2/openapi.json' },
+  { operation: 'GET /api/v2/resource-servers' },
+  { operation: 'POST /api/v2/resource-servers', body: () => ({ identifier: `https://${unique('api')}.example/`, name: unique('api ') }) },
+  { operation: 'POST /api/v2/resource-servers', status: 409, body: (f) => ({ identifier: f.rs.identifier, name: 'again' }) },
+  { operation: 'GET /api/v2/resource-servers/{id}' },
+  { operation: 'PATCH /api/v2/resource-servers/{id}', body: () => ({ name: 'Fixture API, renamed' }) },
+  { operation: 'PATCH /api/v2/resource-servers/{id}', status: 403, body: () => ({ name: 'no' }), path: (f) => `/api/v2/resource-servers/${enc(f.test.server.prepared.bootstrap!.managementAudience)}` },
+  { operation: 'GET /api/v2/connections' },
+  { operation: 'POST /api/v2/connections', body: () => ({ name: unique('db-'), strategy: 'auth0' }) },
+  { operation: 'POST /api/v2/connections', status: 409, body: (f) => ({ name: f.connection.name, strategy: 'auth0' }) },
+  { operation: 'GET /api/v2/connections/{id}' },
+  { operation: 'PATCH /api/v2/connections/{id}', body: () => ({ display_name: 'Fixture DB' }) },
+  { operation: 'GET /api/v2/connections/{id}/clients' },
+  { operation: 'PATCH /api/v2/connections/{id}/clients', body: (f) => [{ client_id: f.m2m.client_id, status: true }] },
+  { operation: 'GET /api/v2/users' },
+  { operation: 'POST /api/v2/users', body: () => ({ connection: 'Username-Password-Authentication', email: `${unique('made')}@example.com`, password: PASSWORD }) },
+  { operation: 'POST /api/v2/users', status: 409, body: (f) => ({ connection: 'Username-Password-Authentication', email: f.user.email, password: PASSWORD }) },
+  { operation: 'GET /api/v2/users/{id}' },
+  { operation: 'PATCH /api/v2/users/{id}', body: () => ({ user_metadata: { theme: 'dark' } }) },
+  { operation: 'PATCH /api/v2/users/{id}', status: 409, body: (f) => ({ email: f.secondary.email }) },
+  { operation: 'GET /api/v2/users-by-email', query: { email: 'nobody@example.com' } },
+  { operation: 'GET /api/v2/user-blocks/{id}' },
+  { operation: 'GET /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
+  { operation: 'GET /api/v2/clients' },
+  { operation: 'POST /api/v2/clients', body: () => ({ name: unique('client ') }) },
+  { operation: 'GET /api/v2/clients/{id}' },
+  { operation: 'PATCH /api/v2/clients/{id}', body: () => ({ description: 'The fixture app' }) },
+  { operation: 'PATCH /api/v2/clients/{id}', status: 403, body: () => ({ token_endpoint_auth_method: 'none' }), path: (f) => `/api/v2/clients/${f.test.admin.client_id}` },
+  { operation: 'POST /api/v2/clients/{id}/rotate-secret', path: (f) => `/api/v2/clients/${f.m2m.client_id}/rotate-secret` },
+  { operation: 'GET /api/v2/client-grants' },
+  { operation: 'POST /api/v2/client-grants', body: async (f) => ({ client_id: (await api(f, 'POST', '/clients', { name: unique('c ') })).client_id, audience: f.rs.identifier, scope: [] }) },
+  { operation: 'POST /api/v2/client-grants', status: 409, body: (f) => ({ client_id: f.m2m.client_id, audience: f.rs.identifier, scope: [] }) },
+  { operation: 'GET /api/v2/client-grants/{id}' },
+  { operation: 'PATCH /api/v2/client-grants/{id}', body: () => ({ scope: ['read:things'] }) },
+  { operation: 'PATCH /api/v2/client-grants/{id}', status: 403, body: () => ({ scope: [] }), path: (f) => systemGrantPath(f) },
+  { operation: 'GET /api/v2/roles' },
+  { operation: 'POST /api/v2/roles', body: () => ({ name: unique('role ') }) },
+  { operation: 'POST /api/v2/roles', status: 409, body: async (f) => ({ name: (await api(f, 'GET', `/roles/${f.role.id}`)).name }) },
+  { operation: 'GET /api/v2/roles/{id}' },
+  { operation: 'PATCH /api/v2/roles/{id}', body: () => ({ description: 'The fixture role' }) },
+  { operation: 'PATCH /api/v2/roles/{id}', status: 409, body: async (f) => ({ name: (await api(f, 'POST', '/roles', { name: unique('taken ') })).name }) },
+  { operation: 'GET /api/v2/roles/{id}/permissions' },
+  { operation: 'POST /api/v2/roles/{id}/permissions', body: (f) => ({ permissions: [{ resource_server_identifier: f.rs.identifier, permission_name: 'read:things' }] }) },
+  { operation: 'GET /api/v2/roles/{id}/users' },
+  { operation: 'POST /api/v2/roles/{id}/users', body: (f) => ({ users: [f.user.user_id] }) },
+  { operation: 'GET /api/v2/users/{id}/roles' },
+  { operation: 'POST /api/v2/users/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'GET /api/v2/users/{id}/permissions' },
+  { operation: 'GET /api/v2/organizations' },
+  { operation: 'POST /api/v2/organizations', body: () => ({ name: unique('org-') }) },
+  { operation: 'POST /api/v2/organizations', status: 409, body: (f) => ({ name: f.org.name }) },
+  { operation: 'GET /api/v2/organizations/name/{name}' },
+  { operation: 'GET /api/v2/organizations/{id}' },
+  { operation: 'PATCH /api/v2/organizations/{id}', body: () => ({ display_name: 'Fixture organization' }) },
+  { operation: 'PATCH /api/v2/organizations/{id}', status: 409, body: async (f) => ({ name: (await api(f, 'POST', '/organizations', { name: unique('taken-') })).name }) },
+  { operation: 'GET /api/v2/organizations/{id}/members' },
+  { operation: 'POST /api/v2/organizations/{id}/members', body: (f) => ({ members: [f.secondary.user_id] }) },
+  { operation: 'GET /api/v2/organizations/{id}/members/{user_id}/roles' },
+  { operation: 'POST /api/v2/organizations/{id}/members/{user_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'GET /api/v2/organizations/{id}/enabled_connections' },
+  { operation: 'POST /api/v2/organizations/{id}/enabled_connections', body: (f) => ({ connection_id: f.connection.id }) },
+  { operation: 'POST /api/v2/organizations/{id}/enabled_connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
+  { operation: 'GET /api/v2/organizations/{id}/enabled_connections/{connection_id}' },
+  { operation: 'PATCH /api/v2/organizations/{id}/enabled_connections/{connection_id}', body: () => ({ show_as_button: false }) },
+  { operation: 'GET /api/v2/organizations/{id}/connections' },
+  { operation: 'POST /api/v2/organizations/{id}/connections', body: async (f) => ({ connection_id: (await api(f, 'POST', '/connections', { name: unique('oc-'), strategy: 'auth0' })).id }) },
+  { operation: 'POST /api/v2/organizations/{id}/connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
+  { operation: 'GET /api/v2/organizations/{id}/connections/{connection_id}' },
+  { operation: 'PATCH /api/v2/organizations/{id}/connections/{connection_id}', body: () => ({ is_signup_enabled: true }) },
+  { operation: 'GET /api/v2/organizations/{id}/groups' },
+  { operation: 'GET /api/v2/organizations/{id}/groups/{group_id}/roles' },
+  { operation: 'POST /api/v2/organizations/{id}/groups/{group_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'GET /api/v2/groups' },
+  { operation: 'POST /api/v2/groups', body: () => ({ name: unique('group ') }) },
+  { operation: 'POST /api/v2/groups', status: 409, body: async (f) => ({ name: (await api(f, 'GET', `/groups/${f.group.id}`)).name }) },
+  { operation: 'GET /api/v2/groups/{id}' },
+  { operation: 'PATCH /api/v2/groups/{id}', body: () => ({ external_id: 'fixture' }) },
+  { operation: 'PATCH /api/v2/groups/{id}', status: 409, body: async (f) => ({ name: (await api(f, 'POST', '/groups', { name: unique('taken ') })).name }) },
+  { operation: 'GET /api/v2/groups/{id}/members' },
+  { operation: 'POST /api/v2/groups/{id}/members', body: (f) => ({ members: [f.user.user_id] }) },
+  { operation: 'GET /api/v2/groups/{id}/roles' },
+  { operation: 'POST /api/v2/groups/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'GET /api/v2/event-streams' },
+  { operation: 'POST /api/v2/event-streams', body: () => streamBody() },
+  { operation: 'POST /api/v2/event-streams', status: 409, body: async (f) => ({ ...streamBody(), name: (await api(f, 'GET', `/event-streams/${f.stream.id}`)).name }) },
+  { operation: 'GET /api/v2/event-streams/{id}' },
+  { operation: 'PATCH /api/v2/event-streams/{id}', status: 409, body: async (f) => ({ name: (await api(f, 'POST', '/event-streams', { ...streamBody(), name: unique('taken-') })).name }) },
+  { operation: 'PATCH /api/v2/event-streams/{id}', body: () => ({ name: unique('renamed-') }) },
+  { operation: 'GET /api/v2/event-streams/{id}/deliveries' },
+  { operation: 'GET /api/v2/event-streams/{id}/deliveries/{event_id}' },
+  { operation: 'GET /api/v2/event-streams/{id}/stats' },
+  { operation: 'POST /api/v2/event-streams/{id}/test', body: () => ({ event_type: 'user.created' }) },
+  { operation: 'POST /api/v2/event-streams/{id}/redeliver/{event_id}' },
+  { operation: 'POST /api/v2/event-streams/{id}/redeliver/{event_id}', status: 409 },
+  { operation: 'POST /api/v2/event-streams/{id}/redeliver', body: () => ({}) },
+  { operation: 'GET /api/v2/tenants/settings' },
+  { operation: 'PATCH /api/v2/tenants/settings', body: () => ({ friendly_name: 'Fixture tenant' }) },
+  { operation: 'GET /api/v2/attack-protection/brute-force-protection' },
+  { operation: 'PATCH /api/v2/attack-protection/brute-force-protection', body: () => ({ enabled: true }) },
+  { operation: 'GET /api/v2/attack-protection/breached-password-detection' },
+  { operation: 'PATCH /api/v2/attack-protection/breached-password-detection', body: () => ({ enabled: false }) },
+  { operation: 'GET /api/v2/attack-protection/suspicious-ip-throttling' },
+  { operation: 'PATCH /api/v2/attack-protection/suspicious-ip-throttling', body: () => ({ enabled: true }) },
+  // Linking: the secondary becomes an identity of the user, then is unlinked again.
+  { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
+  { operation: 'POST /api/v2/users/{id}/identities', status: 409, body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
+  { operation: 'DELETE /api/v2/users/{id}/identities/{provider}/{user_id}' },
+  // Deletions, last.
+  { operation: 'DELETE /api/v2/organizations/{id}/groups/{group_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'DELETE /api/v2/organizations/{id}/connections/{connection_id}' },
+  { operation: 'DELETE /api/v2/organizations/{id}/enabled_connections/{connection_id}', path: (f) => `/api/v2/organizations/${f.org.id}/enabled_connections/${f.connection.id}` },
+  { operation: 'DELETE /api/v2/organizations/{id}/members/{user_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'DELETE /api/v2/organizations/{id}/members', body: (f) => ({ members: [f.secondary.user_id] }) },
+  { operation: 'DELETE /api/v2/groups/{id}/members', body: (f) => ({ members: [f.user.user_id] }) },
+  { operation: 'DELETE /api/v2/groups/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'DELETE /api/v2/users/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
+  { operation: 'DELETE /api/v2/roles/{id}/permissions', body: (f) => ({ permissions: [{ resource_server_identifier: f.rs.identifier, permission_name: 'read:things' }] }) },
+  { operation: 'DELETE /api/v2/user-blocks/{id}' },
+  { operation: 'DELETE /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
+  { operation: 'DELETE /api/v2/client-grants/{id}' },
+  { operation: 'DELETE /api/v2/client-grants/{id}', status: 403, path: (f) => systemGrantPath(f) },
+  { operation: 'DELETE /api/v2/clients/{id}', path: async (f) => `/api/v2/clients/${(await api(f, 'POST', '/clients', { name: unique('gone ') })).client_id}` },
+  { operation: 'DELETE /api/v2/clients/{id}', status: 403, path: (f) => `/api/v2/clients/${f.test.admin.client_id}` },
+  { operation: 'DELETE /api/v2/resource-servers/{id}' },
+  { operation: 'DELETE /api/v2/resource-servers/{id}', status: 403, path: (f) => `/api/v2/resource-servers/${enc(f.test.server.prepared.bootstrap!.managementAudience)}` },
+  { operation: 'DELETE /api/v2/roles/{id}', path: async (f) => `/api/v2/roles/${(await api(f, 'POST', '/roles', { name: unique('gone ') })).id}` },
+  { operation: 'DELETE /api/v2/groups/{id}', path: async (f) => `/api/v2/groups/${(await api(f, 'POST', '/groups', { name: unique('gone ') })).id}` },
+  { operation: 'DELETE /api/v2/organizations/{id}', path: async (f) => `/api/v2/organizations/${(await api(f, 'POST', '/organizations', { name: unique('gone-') })).id}` },
+  { operation: 'DELETE /api/v2/event-streams/{id}' },
+  { operation: 'DELETE /api/v2/connections/{id}' },
+  { operation: 'DELETE /api/v2/users/{id}', path: (f) => `/api/v2/users/${enc(f.secondary.user_id)}` },
+];
+
+function streamBody(): Record<string, unknown> {
+  return {
+    subscriptions: [{ event_type: 'user.created' }],
+    destination: { type: 'webhook', configuration: { webhook_endpoint: 'https://hooks.example/x', webhook_authorization: { method: 'bearer', token: 't' } } },
+  };
+}
+
+async function systemGrantPath(f: Fixtures): Promise<string> {
+  const grants = (await api(f, 'GET', `/client-grants?client_id=${f.test.admin.client_id}`)) as unknown as { id: string }[];
+  return `/api/v2/client-grants/${grants[0]!.id}`;
+}
+
+export async function runManagementExample(f: Fixtures, example: ManagementExample, documentedSuccess: number): Promise<void> {
+  const [method, template] = example.operation.split(' ') as [string, string];
+  const path = example.path ? await example.path(f) : fillPath(template, f);
+  const body = example.body ? await example.body(f) : undefined;
+  const query = example.query ? `?${new URLSearchParams(example.query)}` : '';
+  const response = await fetch(`${f.test.url}${path}${query}`, {
+    method,
+    headers: { authorization: `Bearer ${f.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  const expected = example.status ?? documentedSuccess;
+  if (response.status !== expected) throw new Error(`${example.operation} (${path}): expected ${expected}, got ${response.status} ${text.slice(0, 300)}`);
+}
+
+/** The newest email in the dev mailbox to `to`, as text. */
+export async function mailTo(test: TestServer, to: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const page = await (await fetch(`${test.url}/dev/mailbox`)).text();
+    const article = page.split('<article').find((a) => a.includes(`To ${to}`));
+    if (article) return article.replace(/&amp;/g, '&');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no email to ${to}`);
+}
+
+const linkWith = (text: string, path: string) => {
+  const match = new RegExp(`https?://[^\\s"<]*${path.replace(/\//g, '\\/')}[^\\s"<]*`).exec(text);
+  if (!match) throw new Error(`no ${path} link in ${text.slice(0, 300)}`);
+  return match[0];
+};
+
+/**
+ * The Authentication API and its pages, through the flows a browser and an application go: each documented
+ * success, redirect and page, and the errors that are the endpoint's own.
+ */
+export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
+  const { test } = f;
+  const base = test.url;
+  const get = (path: string, headers: Record<string, string> = {}) => fetch(`${base}${path}`, { headers, redirect: 'manual' });
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${base}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const form = (path: string, fields: Record<string, string>) =>
+    fetch(`${base}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  const expectStatus = async (what: string, response: Promise<Response> | Response, status: number): Promise<Response> => {
+    const r = await response;
+    if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${readable(await r.clone().text())}`);
+    return r;
+  };
+  const clientId = f.app.client_id;
+  const authorize = { client_id: clientId, redirect_uri: 'https://app.example/callback', response_type: 'token id_token', nonce: 'n-1', state: 's-1', scope: 'openid profile email' };
+
+  // Discovery, keys, health, documents, the library, the demo.
+  for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json']) {
+    await expectStatus(path, get(path), 200);
+  }
+  for (const path of ['/lib/svc.js', '/lib/svc.mjs']) {
+    const first = await expectStatus(path, get(path), 200);
+    await expectStatus(`${path} again`, get(path, { 'if-none-match': first.headers.get('etag') ?? '' }), 304);
+    const versioned = (await get('/openapi.json').then((r) => r.json()) as { paths: Record<string, unknown> }).paths;
+    for (const p of Object.keys(versioned).filter((k) => /^\/lib\/[\d.]+\//.test(k) && k.endsWith(path.slice(4)))) await expectStatus(p, get(p), 200);
+  }
+  const first = new TestBrowser();
+  const loginPage = await (await expectStatus('/authorize', first.follow(base, await first.get(`${base}/authorize?${new URLSearchParams(authorize)}`)) as Promise<Response>, 200)).text();
+  const asset = /href="(\/login\/assets\/[^"]+)"/.exec(loginPage)?.[1];
+  if (!asset) throw new Error('no stylesheet on the login page');
+  await expectStatus('asset', get(asset), 200);
+  await expectStatus('missing asset', get('/login/assets/missing.css'), 404);
+
+  // /authorize, the login page, resume, consent, logout.
+  await expectStatus('authorize, unknown client', get(`/authorize?${new URLSearchParams({ ...authorize, client_id: 'nope' })}`), 400);
+  await expectStatus('authorize by POST, unknown client', form('/authorize', { ...authorize, client_id: 'nope' }), 400);
+  await expectStatus('authorize by POST', form('/authorize', authorize), 303);
+  await expectStatus('resume, stale state', get('/authorize/resume?state=nope'), 400);
+  await expectStatus('login page, stale state', get('/u/login?state=nope'), 400);
+  await expectStatus('login form, stale', form('/u/login', { transaction: 'nope', _csrf: 'x', username: 'a', password: 'b' }), 400);
+  const browser = new TestBrowser();
+  const start = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
+  const page = await (start as Response).text();
+  const login = readForm(page, base);
+  await expectStatus('wrong password', browser.post(login.action, { ...login.fields, username: f.user.email, password: 'wrong password' }), 400);
+  // Logging in with form_post ends on the page that posts the response to the application.
+  const formPostStart = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams({ ...authorize, response_mode: 'form_post' })}`));
+  const formPostLogin = readForm(await (formPostStart as Response).text(), base);
+  const landed = await browser.follow(base, await browser.post(formPostLogin.action, { ...formPostLogin.fields, username: f.user.email, password: PASSWORD }));
+  if (landed instanceof URL || landed.status !== 200) throw new Error('a form_post login did not end on the page that posts the response');
+  // With the session: form_post answers with a page; query mode redirects to the application.
+  await expectStatus('authorize by POST, form_post', browser.post(`${base}/authorize`, { ...authorize, response_mode: 'form_post' }), 200);
+  const code = { client_id: clientId, redirect_uri: 'https://app.example/callback', response_type: 'code', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', state: 's-3' };
+  await expectStatus('authorize with a session, query', browser.get(`${base}/authorize?${new URLSearchParams(code)}`), 302);
+  const signup = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, prompt: 'login', screen_hint: 'signup' })}`);
+  const signupPage = await browser.follow(base, signup);
+  const signupForm = readForm(await (signupPage as Response).text(), base);
+  await expectStatus('signup page', browser.get(`${base}/u/signup?state=${signupForm.fields.transaction}`), 200);
+  await expectStatus('signup page, stale', get('/u/signup?state=nope'), 400);
+  await expectStatus('signup form, weak', browser.post(signupForm.action, { ...signupForm.fields, email: `${unique('s')}@example.com`, password: 'x' }), 400);
+  const newEmail = `${unique('signup')}@example.com`;
+  const resumed = await expectStatus('signup form', browser.post(signupForm.action, { ...signupForm.fields, email: newEmail, password: PASSWORD }), 303);
+  await expectStatus('resume', browser.get(new URL(resumed.headers.get('location')!, base).href), 302);
+  await expectStatus('login page', browser.get(`${base}/u/login?state=${signupForm.fields.transaction}`), 400);
+  // Consent: a third-party application.
+  const thirdParty = await createApp(test, { is_first_party: false, name: 'Third party' });
+  const consentStart = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid profile' })}`);
+  const consentPage = await expectStatus('consent page', browser.get(new URL(consentStart.headers.get('location')!, base).href), 200);
+  const consentForm = readForm(await consentPage.text(), base);
+  await expectStatus('consent page, stale', get('/u/consent?state=nope'), 400);
+  await expectStatus('consent accepted', browser.post(consentForm.action, { ...consentForm.fields, decision: 'accept' }), 303);
+  const declineStart = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid email', response_mode: 'form_post' })}`);
+  const declinePage = await browser.get(new URL(declineStart.headers.get('location')!, base).href);
+  const declineForm = readForm(await declinePage.text(), base);
+  await expectStatus('consent declined, form_post', browser.post(declineForm.action, { ...declineForm.fields, decision: 'deny' }), 200);
+  await expectStatus('consent form, stale', form('/u/consent', { transaction: 'nope', _csrf: 'x' }), 400);
+  // Email verification (the signup's email) and password reset.
+  const verification = linkWith(await mailTo(test, newEmail), '/u/email-verification');
+  await expectStatus('email verification', get(new URL(verification).pathname + new URL(verification).search), 200);
+  await expectStatus('email verification, bad', get('/u/email-verification?ticket=nope'), 400);
+  const forgot = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, prompt: 'login' })}`));
+  const forgotState = readForm(await (forgot as Response).text(), base).fields.transaction!;
+  const resetPage = await expectStatus('forgot password page', browser.get(`${base}/u/reset-password?state=${forgotState}`), 200);
+  const resetForm = readForm(await resetPage.text(), base);
+  await expectStatus('forgot password page, stale', get('/u/reset-password?state=nope'), 400);
+  await expectStatus('forgot password, bad email', browser.post(resetForm.action, { ...resetForm.fields, email: 'not an email' }), 400);
+  await expectStatus('forgot password', browser.post(resetForm.action, { ...resetForm.fields, email: newEmail }), 200);
+  const ticketLink = new URL(linkWith(await mailTo(test, newEmail).then(async (t) => (t.includes('/u/reset-password/ticket') ? t : await waitForReset(test, newEmail))), '/u/reset-password/ticket'));
+  const ticketPage = await expectStatus('reset ticket page', get(ticketLink.pathname + ticketLink.search), 200);
+  const ticketForm = readForm(await ticketPage.text(), base);
+  await expectStatus('reset ticket, mismatch', form('/u/reset-password/ticket', { ...ticketForm.fields, password: PASSWORD, password_confirmation: 'other' }), 400);
+  await expectStatus('reset ticket', form('/u/reset-password/ticket', { ...ticketForm.fields, password: `${PASSWORD}!`, password_confirmation: `${PASSWORD}!` }), 200);
+  await expectStatus('reset ticket page, bad', get('/u/reset-password/ticket?ticket=nope'), 400);
+  // A consent page whose session has ended sends the browser back to finish (and so to log in again).
+  const unasked = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid profile email' })}`);
+  const unaskedState = new URL(unasked.headers.get('location')!, base).searchParams.get('state')!;
+  await expectStatus('logout page', browser.get(`${base}/v2/logout`), 200);
+  await expectStatus('consent page without a session', browser.get(`${base}/u/consent?state=${unaskedState}`), 302);
+  await expectStatus('logout, returnTo', get(`/v2/logout?client_id=${clientId}&returnTo=${enc('https://app.example/')}`), 302);
+  await expectStatus('logout, bad returnTo', get(`/v2/logout?returnTo=${enc('https://evil.example/')}`), 400);
+  await expectStatus('oidc logout page', get('/oidc/logout'), 200);
+  await expectStatus('oidc logout, redirect', get(`/oidc/logout?client_id=${clientId}&post_logout_redirect_uri=${enc('https://app.example/')}`), 302);
+  await expectStatus('oidc logout, bad hint', get('/oidc/logout?id_token_hint=nope'), 400);
+
+  // Tokens: client credentials, the password-realm grant, userinfo, revocation.
+  const m2mSecret = (await api(f, 'GET', `/clients/${f.m2m.client_id}`)).client_secret as string;
+  await expectStatus('token', post('/oauth/token', { grant_type: 'client_credentials', client_id: f.m2m.client_id, client_secret: m2mSecret, audience: f.rs.identifier }), 200);
+  await expectStatus('token, bad secret', post('/oauth/token', { grant_type: 'client_credentials', client_id: f.m2m.client_id, client_secret: 'wrong', audience: f.rs.identifier }), 401);
+  await expectStatus('token, no grant', post('/oauth/token', { grant_type: 'client_credentials', client_id: f.m2m.client_id, client_secret: m2mSecret, audience: 'https://nowhere.example/' }), 403);
+  await expectStatus('token, unsupported grant', post('/oauth/token', { grant_type: 'urn:nope', client_id: f.m2m.client_id }), 400);
+  const realm = { grant_type: 'http://auth0.com/oauth/grant-type/password-realm', client_id: clientId, realm: 'Username-Password-Authentication', scope: 'openid offline_access' };
+  const tokens = (await (await expectStatus('password realm', post('/oauth/token', { ...realm, username: f.user.email, password: PASSWORD }), 200)).json()) as { access_token: string; refresh_token?: string };
+  await expectStatus('userinfo', get('/userinfo', { authorization: `Bearer ${tokens.access_token}` }), 200);
+  await expectStatus('userinfo by POST', fetch(`${base}/userinfo`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } }), 200);
+  await expectStatus('userinfo, no token', get('/userinfo'), 401);
+  await expectStatus('userinfo by POST, no token', fetch(`${base}/userinfo`, { method: 'POST' }), 401);
+  await expectStatus('revoke', post('/oauth/revoke', { client_id: clientId, token: tokens.refresh_token ?? 'unknown' }), 200);
+  await expectStatus('revoke, no token', post('/oauth/revoke', { client_id: clientId }), 400);
+  await expectStatus('revoke, bad client', post('/oauth/revoke', { client_id: 'nope', token: 'x' }), 401);
+  // Brute force: ten wrong passwords lock the identifier from this IP (429), and email an unblock link.
+  const victim = `${unique('victim')}@example.com`;
+  await createUser(test, victim, PASSWORD);
+  let locked = false;
+  for (let i = 0; i < 12 && !locked; i++) {
+    locked = (await post('/oauth/token', { ...realm, username: victim, password: 'wrong' })).status === 429;
+  }
+  if (!locked) throw new Error('brute-force protection never answered 429');
+  const unblock = new URL(linkWith(await mailTo(test, victim), '/u/unblock'));
+  await expectStatus('unblock', get(unblock.pathname + unblock.search), 200);
+  await expectStatus('unblock, used', get(unblock.pathname + unblock.search), 400);
+  await expectStatus('co/authenticate, locked', postOrigin(base, { client_id: clientId, credential_type: 'http://auth0.com/oauth/grant-type/password-realm', realm: 'Username-Password-Authentication', username: `${unique('nobody')}@example.com`, password: 'x' }), 403);
+
+  // Embedded login: /co/authenticate, then cross-origin verification in a browser without the cookie.
+  const co = { client_id: clientId, credential_type: 'http://auth0.com/oauth/grant-type/password-realm', realm: 'Username-Password-Authentication', username: f.user.email, password: `${PASSWORD}` };
+  const ticket = (await (await expectStatus('co/authenticate', postOrigin(base, co), 200)).json()) as { login_ticket: string; co_verifier: string };
+  await expectStatus('co/authenticate, bad body', postOrigin(base, { client_id: clientId }), 400);
+  await expectStatus('co/authenticate, not allowed', postOrigin(base, { ...co, client_id: f.m2m.client_id }), 401);
+  await expectStatus('co/authenticate, foreign origin', post('/co/authenticate', co, { origin: 'https://evil.example' }), 403);
+  const fresh = new TestBrowser();
+  const verificationPage = await expectStatus('authorize with a login ticket', fresh.get(`${base}/authorize?${new URLSearchParams({ ...code, login_ticket: ticket.login_ticket })}`), 200);
+  const state = /name="state" value="([^"]+)"/.exec(await verificationPage.text())?.[1] ?? readForm(await verificationPage.clone().text(), base).fields.state;
+  await expectStatus('co/verify', fresh.post(`${base}/co/verify`, { state: state!, verifier: ticket.co_verifier }), 303);
+  await expectStatus('co/verify, stale', form('/co/verify', { state: 'nope', verifier: 'x' }), 400);
+  const ticket2 = (await (await postOrigin(base, co)).json()) as { login_ticket: string; co_verifier: string };
+  const fresh2 = new TestBrowser();
+  const page2 = await fresh2.get(`${base}/authorize?${new URLSearchParams({ ...code, response_mode: 'form_post', login_ticket: ticket2.login_ticket })}`);
+  const state2 = /name="state" value="([^"]+)"/.exec(await page2.text())?.[1];
+  await expectStatus('co/verify, form_post', fresh2.post(`${base}/co/verify`, { state: state2!, verifier: ticket2.co_verifier }), 200);
+
+  // Database connections.
+  const signupBody = { client_id: clientId, connection: 'Username-Password-Authentication', email: `${unique('db')}@example.com`, password: PASSWORD };
+  await expectStatus('dbconnections/signup', post('/dbconnections/signup', signupBody), 200);
+  await expectStatus('dbconnections/signup, exists', post('/dbconnections/signup', signupBody), 400);
+  await expectStatus('dbconnections/signup, weak', post('/dbconnections/signup', { ...signupBody, email: `${unique('w')}@example.com`, password: 'a' }), 400);
+  await expectStatus('dbconnections/signup, origin', post('/dbconnections/signup', signupBody, { origin: 'https://evil.example' }), 403);
+  await expectStatus('change_password', post('/dbconnections/change_password', { client_id: clientId, connection: 'Username-Password-Authentication', email: f.user.email }), 200);
+  await expectStatus('change_password, no email', post('/dbconnections/change_password', { client_id: clientId, connection: 'Username-Password-Authentication' }), 400);
+  await expectStatus('change_password, origin', post('/dbconnections/change_password', { client_id: clientId, connection: 'Username-Password-Authentication', email: f.user.email }, { origin: 'https://evil.example' }), 403);
+
+  // Passwordless by email code: start, verify, verify_redirect.
+  await api(f, 'PATCH', `/connections/${(await emailConnection(f)).id}/clients`, [{ client_id: clientId, status: true }]);
+  const person = `${unique('pl')}@example.com`;
+  await expectStatus('passwordless/start', post('/passwordless/start', { client_id: clientId, connection: 'email', email: person, send: 'code' }), 200);
+  await expectStatus('passwordless/start, bad', post('/passwordless/start', { client_id: clientId, connection: 'nope', email: person, send: 'code' }), 400);
+  await expectStatus('passwordless/start, bad client', post('/passwordless/start', { client_id: 'nope', connection: 'email', email: person }), 401);
+  const otp = /\b(\d{6})\b/.exec(await mailTo(test, person))![1]!;
+  await expectStatus('passwordless/verify, wrong', post('/passwordless/verify', { client_id: clientId, connection: 'email', email: person, verification_code: '000000' === otp ? '111111' : '000000' }), 403);
+  await expectStatus('passwordless/verify', post('/passwordless/verify', { client_id: clientId, connection: 'email', email: person, verification_code: otp }), 200);
+  await expectStatus('passwordless/verify, bad', post('/passwordless/verify', { client_id: clientId, connection: 'nope', email: person, verification_code: otp }), 400);
+  await expectStatus('passwordless/verify, bad client', post('/passwordless/verify', { client_id: 'nope', connection: 'email', email: person, verification_code: otp }), 401);
+  const redirect = { ...code, connection: 'email', email: person, verification_code: otp };
+  await expectStatus('verify_redirect', get(`/passwordless/verify_redirect?${new URLSearchParams(redirect)}`), 302);
+  await expectStatus('verify_redirect, dead link', get('/passwordless/verify_redirect?token=nope'), 400);
+  const person2 = `${unique('pl')}@example.com`;
+  await post('/passwordless/start', { client_id: clientId, connection: 'email', email: person2, send: 'code' });
+  const otp2 = /\b(\d{6})\b/.exec(await mailTo(test, person2))![1]!;
+  await post('/passwordless/verify', { client_id: clientId, connection: 'email', email: person2, verification_code: otp2 });
+  await expectStatus('verify_redirect, wrong code, form_post', get(`/passwordless/verify_redirect?${new URLSearchParams({ ...redirect, email: person2, verification_code: otp2 === '000000' ? '111111' : '000000', response_mode: 'form_post' })}`), 200);
+
+  // The dev mailbox.
+  await expectStatus('dev mailbox', get('/dev/mailbox'), 200);
+  const emailId = /href="\/dev\/mailbox\/(eml_[A-Za-z0-9]{22})"/.exec(await (await get('/dev/mailbox')).text())?.[1];
+  await expectStatus('dev mailbox email', get(`/dev/mailbox/${emailId}`), 200);
+  await expectStatus('dev mailbox, no email', get('/dev/mailbox/eml_0000000000000000000000'), 404);
+}
+
+/** A page's text without its markup, for a failure message. */
+function readable(body: string): string {
+  return body.replace(/<style[\s\S]*?<\/style>/g, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 400);
+}
+
+function postOrigin(base: string, body: unknown): Promise<Response> {
+  return fetch(`${base}/co/authenticate`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example' }, body: JSON.stringify(body) });
+}
+
+async function emailConnection(f: Fixtures): Promise<{ id: string }> {
+  const connections = (await api(f, 'GET', '/connections?strategy=email')) as unknown as { id: string; name: string }[];
+  return connections.find((c) => c.name === 'email')!;
+}
+
+async function waitForReset(test: TestServer, to: string): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const page = await (await fetch(`${test.url}/dev/mailbox`)).text();
+    const article = page.split('<article').find((a) => a.includes(`To ${to}`) && a.includes('/u/reset-password/ticket'));
+    if (article) return article.replace(/&amp;/g, '&');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no reset email to ${to}`);
+}
