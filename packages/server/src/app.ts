@@ -30,6 +30,7 @@ import { registerLoginPage } from './login/login-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
+import { registerApiDocs } from './api-docs.js';
 import { registerClientLibrary } from './client-library.js';
 import { registerDemo } from './demo.js';
 import { registerExportDownload } from './jobs/download.js';
@@ -130,6 +131,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerDemo(app, services);
   await registerManagementApi(app, services);
   registerExportDownload(app, services);
+  registerApiDocs(app);
 
   return app;
 }

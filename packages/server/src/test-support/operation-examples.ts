@@ -176,6 +176,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/users/{id}/identities/{provider}/{user_id}': f.secondary.user_id.split('|')[1]!,
     '/login/assets/{file}': 'missing.css',
     '/demo/{asset}': 'app.js',
+    '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
   };
   // Each parameter is named by the path up to it.
@@ -406,7 +407,7 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const authorize = { client_id: clientId, redirect_uri: 'https://app.example/callback', response_type: 'token id_token', nonce: 'n-1', state: 's-1', scope: 'openid profile email' };
 
   // Discovery, keys, health, documents, the library, the demo.
-  for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json']) {
+  for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
     await expectStatus(path, get(path), 200);
   }
   for (const path of ['/lib/svc.js', '/lib/svc.mjs']) {
@@ -421,6 +422,7 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   if (!asset) throw new Error('no stylesheet on the login page');
   await expectStatus('asset', get(asset), 200);
   await expectStatus('missing asset', get('/login/assets/missing.css'), 404);
+  await expectStatus('missing docs file', get('/docs/missing.js'), 404);
 
   // /authorize, the login page, resume, consent, logout.
   await expectStatus('authorize, unknown client', get(`/authorize?${new URLSearchParams({ ...authorize, client_id: 'nope' })}`), 400);
