@@ -88,7 +88,7 @@ describe('the OpenAPI documents', () => {
     expect(problems).toEqual([]);
   });
 
-  it('answer only what they document, and every documented status is reachable', { timeout: 240_000 }, async () => {
+  it('answer only what they document, and every documented status is reachable', { timeout: 600_000 }, async () => {
     const conformance = new Conformance(full, 'full');
     const managementConformance = new Conformance(management, 'management');
     await setRateLimits(test, { capacity: 100_000, per_second: 100_000 });

@@ -22,6 +22,11 @@ export function formFields(fields: Record<string, string>, required: readonly st
   return documentedOnly({ body, consumes: [FORM] });
 }
 
+/** GET of an emailed link: `?ticket=…`. */
+export const TICKET_QUERY = documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) });
+
+export const INVALID_LINK = htmlPage('The link is not valid, was used, or expired');
+
 export const STALE_STEP = htmlPage(
   'The error page: the login transaction expired, was completed, belongs to another browser, or the CSRF token does not match',
 );

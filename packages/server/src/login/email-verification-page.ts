@@ -13,9 +13,8 @@ import { findTicket, spendTicket, usable } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
 import { findUser, updateUsers, type User } from '../store/users.js';
 import { sendHostedPage } from './hosted-page.js';
-import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage } from '../http/responses.js';
-import { PAGE_TAGS } from './documentation.js';
+import { INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
 import { renderMessagePage } from './pages/message.js';
 
 class TicketSpent extends Error {}
@@ -46,8 +45,8 @@ export function registerEmailVerificationPage(app: App, services: Services): voi
     schema: {
       tags: PAGE_TAGS,
       summary: 'The emailed verification link',
-      ...documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) }),
-      response: { 200: htmlPage('The email is verified (also on a second click)'), 400: htmlPage('The link is not valid, was used, or expired') },
+      ...TICKET_QUERY,
+      response: { 200: htmlPage('The email is verified (also on a second click)'), 400: INVALID_LINK },
     },
   }, async (request, reply) => {
     const db = services.store.db;

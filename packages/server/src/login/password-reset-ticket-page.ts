@@ -25,7 +25,7 @@ import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outco
 import { sendHostedPage } from './hosted-page.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage } from '../http/responses.js';
-import { PAGE_TAGS } from './documentation.js';
+import { INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
 import { renderMessagePage } from './pages/message.js';
 import { passwordAdvice } from './pages/password-rules.js';
 import { renderResetPasswordPage } from './pages/reset-password.js';
@@ -124,8 +124,8 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
     schema: {
       tags: PAGE_TAGS,
       summary: 'The emailed password reset link: the form for a new password',
-      ...documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) }),
-      response: { 200: htmlPage('The form'), 400: htmlPage('The link is not valid, was used, or expired') },
+      ...TICKET_QUERY,
+      response: { 200: htmlPage('The form'), 400: INVALID_LINK },
     },
   }, async (request, reply) => {
     const ticket = (request.query as Record<string, unknown>).ticket;

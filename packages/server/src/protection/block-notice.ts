@@ -8,8 +8,7 @@ import type { FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import { SealError, type Sealer } from '../crypto/sealing.js';
 import { sendHostedPage } from '../login/hosted-page.js';
-import { PAGE_TAGS } from '../login/documentation.js';
-import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
+import { INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from '../login/documentation.js';
 import { htmlPage } from '../http/responses.js';
 import { html } from '../login/pages/html.js';
 import { renderErrorPage, renderMessagePage } from '../login/pages/message.js';
@@ -92,8 +91,8 @@ export function registerUnblockPage(app: App, services: Services): void {
     schema: {
       tags: PAGE_TAGS,
       summary: "The block notice's link: lifts that brute-force block",
-      ...documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) }),
-      response: { 200: htmlPage('Unblocked'), 400: htmlPage('The link is not valid, was used, or expired') },
+      ...TICKET_QUERY,
+      response: { 200: htmlPage('Unblocked'), 400: INVALID_LINK },
     },
   }, async (request, reply) => {
     const { ticket } = request.query as { ticket?: unknown };
