@@ -61,7 +61,9 @@ export function checkExchange(exchange: Exchange, context: InvariantContext): st
     if (secret.length >= 8 && forms(secret).some((form) => exchange.body.includes(form) || headerText.some((h) => h.includes(form)))) problems.push(`the ${name} is in the response`);
   }
   const mediaType = (exchange.headers.get('content-type') ?? '').split(';')[0]!.trim();
-  const matched = exchange.method === 'HEAD' ? undefined : context.conformance.match(exchange.method, path);
+  // 431 is the HTTP server's answer before any route is met: its family's shape, like a 404 or 405.
+  const beforeRouting = exchange.status === 431;
+  const matched = exchange.method === 'HEAD' || beforeRouting ? undefined : context.conformance.match(exchange.method, path);
   if (matched) {
     problems.push(...context.conformance.check({ method: exchange.method, path, status: exchange.status, headers: exchange.headers, body: exchange.body }));
   } else if (exchange.status >= 400 && exchange.method !== 'HEAD') {

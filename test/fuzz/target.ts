@@ -1,6 +1,8 @@
 /** Starts and stops the server under fuzzing (target-process.ts) and reads its memory. */
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { startTestSmtp } from '../../packages/server/src/test-support/smtp.js';
 
 export interface Memory {
   rss: number;
@@ -20,10 +22,12 @@ export interface Target {
   stop(): Promise<void>;
 }
 
-export function startTarget(): Promise<Target> {
+export async function startTarget(): Promise<Target> {
+  const smtp = await startTestSmtp({ user: 'fuzz-mailer', pass: `smtp-${randomBytes(12).toString('base64url')}` });
   const child: ChildProcess = fork(fileURLToPath(new URL('./target-process.ts', import.meta.url)), [], {
     execArgv: ['--expose-gc', '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, FUZZ_SMTP_URL: smtp.url },
   });
   const next = (type: string) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -37,7 +41,11 @@ export function startTarget(): Promise<Target> {
       child.on('message', onMessage);
       child.once('exit', onExit);
     });
-  return next('ready').then((ready) => ({
+  const ready = await next('ready').catch(async (error: unknown) => {
+    await smtp.close();
+    throw error;
+  });
+  return {
     url: ready.url as string,
     admin: ready.admin as Target['admin'],
     secrets: ready.secrets as Record<string, string>,
@@ -48,10 +56,12 @@ export function startTarget(): Promise<Target> {
       child.send({ type: 'measure' });
       return (await reply) as unknown as Memory;
     },
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
         child.send({ type: 'stop' });
-      }),
-  }));
+      });
+      await smtp.close();
+    },
+  };
 }

@@ -57,8 +57,13 @@ export const httpEdge: Family<EdgeInput> = {
   run: async (context, input) => {
     const hasLength = input.headers.some(([name]) => /^(content-length|transfer-encoding)$/i.test(name));
     const lines = [`${input.method} ${input.path} HTTP/1.1`, ...input.headers.map(([k, v]) => `${k}: ${v}`), ...(hasLength ? [] : [`Content-Length: ${Buffer.byteLength(input.body)}`]), 'Connection: close', '', input.body];
-    const exchange = await sendRaw(context, lines.join('\r\n'));
     const what = describeEdge(input);
+    let exchange;
+    try {
+      exchange = await sendRaw(context, lines.join('\r\n'));
+    } catch (error) {
+      return [`no HTTP answer, the connection was reset (${(error as Error).message}) — to ${what} ${input.path.slice(0, 40)}`];
+    }
     if (exchange.status === 0) return [`no HTTP answer, the connection was closed — to ${what} ${input.path.slice(0, 40)}`];
     // A request the server's HTTP parser refuses before any route is met is still answered in the family's shape.
     const problems = checkExchange({ ...exchange, method: input.method, url: input.path }, context);

@@ -92,7 +92,7 @@ export async function registerOpenApi(app: App): Promise<void> {
         description: [
           'Authentication API, hosted pages and Management API v2 of a Gatehouse tenant: every route the server has.',
           'Every GET also answers HEAD; every path answers a CORS preflight (OPTIONS); a method a path does not have',
-          'is answered 405 with `Allow`. Errors have the shape of their family: OAuth `{error, error_description}`,',
+          'is answered 405 with `Allow`, and headers over 16 KB with 431. Errors have the shape of their family: OAuth `{error, error_description}`,',
           '`/dbconnections/*` `{name, code, description, statusCode}`, Management API `{statusCode, error, message, errorCode}`.',
         ].join(' '),
       },
