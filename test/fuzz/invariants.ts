@@ -58,6 +58,9 @@ export function checkExchange(exchange: Exchange, context: InvariantContext): st
   const headerText: string[] = [];
   exchange.headers.forEach((value, name) => headerText.push(`${name}: ${value}`));
   for (const [name, secret] of Object.entries(context.secrets)) {
+    // A token with read:client_keys may read every client's secret, the admin client's too (as the reference's
+    // Management API allows); the fuzzer's token has every scope.
+    if (name === 'admin client secret' && path.startsWith('/api/v2/clients')) continue;
     if (secret.length >= 8 && forms(secret).some((form) => exchange.body.includes(form) || headerText.some((h) => h.includes(form)))) problems.push(`the ${name} is in the response`);
   }
   const mediaType = (exchange.headers.get('content-type') ?? '').split(';')[0]!.trim();

@@ -203,7 +203,13 @@ export function registerClientGrants(api: App, services: Services): void {
     ...operation(['create:client_grants'], {
       summary: 'Create a client grant',
       body: CreateBody,
-      response: { 201: GrantBody, ...errorResponses('management', { 404: 'inexistent_client or inexistent_resource_server', 409: 'conflict: the client already has a grant for this audience' }) },
+      response: {
+        201: GrantBody,
+        ...errorResponses('management', {
+          404: 'inexistent_client or inexistent_resource_server',
+          409: 'conflict: the client already has a grant for this audience',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const { client_id, audience, scope, default_for, ...options } = request.body;
@@ -247,7 +253,13 @@ export function registerClientGrants(api: App, services: Services): void {
       summary: 'Update a client grant',
       params: GrantIdParams,
       body: UpdateBody,
-      response: { 200: GrantBody, ...errorResponses('management', { 403: "operation_not_supported: the admin client's Management API grant is a system grant", 404: 'inexistent_client_grant' }) },
+      response: {
+        200: GrantBody,
+        ...errorResponses('management', {
+          403: "operation_not_supported: the admin client's Management API grant is a system grant",
+          404: 'inexistent_client_grant',
+        }),
+      },
     }),
     handler: async (request) => {
       const grant = await find(request.tenant.id, request.params.id);
@@ -276,7 +288,13 @@ export function registerClientGrants(api: App, services: Services): void {
     ...operation(['delete:client_grants'], {
       summary: 'Delete a client grant',
       params: GrantIdParams,
-      response: { 204: noContent('Deleted'), ...errorResponses('management', { 403: "operation_not_supported: the admin client's Management API grant is a system grant", 404: 'inexistent_client_grant' }) },
+      response: {
+        204: noContent('Deleted'),
+        ...errorResponses('management', {
+          403: "operation_not_supported: the admin client's Management API grant is a system grant",
+          404: 'inexistent_client_grant',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const grant = await find(request.tenant.id, request.params.id);

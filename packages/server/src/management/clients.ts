@@ -760,7 +760,13 @@ export function registerClients(api: App, services: Services): void {
       summary: 'Update a client',
       params: IdParams,
       body: UpdateBody,
-      response: { 200: ClientBody, ...errorResponses('management', { 403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential)', 404: 'inexistent_client' }) },
+      response: {
+        200: ClientBody,
+        ...errorResponses('management', {
+          403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential)',
+          404: 'inexistent_client',
+        }),
+      },
     }),
     preValidation: refuseUnknownProperties(UpdateBody.properties, {
       client_id: 'client_id cannot be changed',
@@ -829,7 +835,10 @@ export function registerClients(api: App, services: Services): void {
     ...operation(['delete:clients'], {
       summary: 'Delete a client',
       params: IdParams,
-      response: { 204: noContent('Deleted, with its grants and tokens'), ...errorResponses('management', { 403: 'operation_not_supported: the admin client cannot be deleted', 404: 'inexistent_client' }) },
+      response: {
+        204: noContent('Deleted, with its grants and tokens'),
+        ...errorResponses('management', { 403: 'operation_not_supported: the admin client cannot be deleted', 404: 'inexistent_client' }),
+      },
     }),
     handler: async (request, reply) => {
       const client = await find(request.tenant.id, request.params.id);

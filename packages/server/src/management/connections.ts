@@ -307,7 +307,12 @@ export function registerConnections(api: App, services: Services): void {
         },
         { additionalProperties: false },
       ),
-      response: { 200: pagedList(ConnectionBody, 'connections') },
+      response: {
+        200: pagedList(
+          Type.Partial(ConnectionBody, { additionalProperties: true, description: 'A connection, or with fields its selected fields' }),
+          'connections',
+        ),
+      },
     }),
     handler: async (request) => {
       const { strategy, name, fields, include_fields, ...paging } = request.query;
@@ -356,7 +361,10 @@ export function registerConnections(api: App, services: Services): void {
       summary: 'Get a connection',
       params: IdParams,
       querystring: Type.Object(FieldsQuery, { additionalProperties: false }),
-      response: { 200: asSent(Type.Partial(ConnectionBody, { additionalProperties: true, description: 'The connection, or with fields its selected fields' })), ...errorResponses('management', { 404: 'inexistent_connection' }) },
+      response: {
+        200: asSent(Type.Partial(ConnectionBody, { additionalProperties: true, description: 'The connection, or with fields its selected fields' })),
+        ...errorResponses('management', { 404: 'inexistent_connection' }),
+      },
     }),
     handler: async (request) => {
       const connection = await find(services, request.tenant.id, request.params.id);
@@ -410,7 +418,10 @@ export function registerConnections(api: App, services: Services): void {
       summary: 'List the clients a connection is enabled for',
       params: IdParams,
       querystring: Type.Object({ take: pagingFields.take, from: pagingFields.from }, { additionalProperties: false }),
-      response: { 200: Type.Unsafe<unknown>(asSent(Type.Object({ clients: Type.Array(Type.Object({ client_id: Type.String() })), next: Type.Optional(Type.String()) }))), ...errorResponses('management', { 404: 'inexistent_connection' }) },
+      response: {
+        200: Type.Unsafe<unknown>(asSent(Type.Object({ clients: Type.Array(Type.Object({ client_id: Type.String() })), next: Type.Optional(Type.String()) }))),
+        ...errorResponses('management', { 404: 'inexistent_connection' }),
+      },
     }),
     handler: async (request) => {
       const connection = await find(services, request.tenant.id, request.params.id);

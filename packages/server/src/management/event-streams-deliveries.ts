@@ -173,7 +173,16 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
       summary: 'List the failed deliveries of an event stream',
       params: StreamParams,
       querystring: DeliveriesQuery,
-      response: { 200: Type.Unsafe<unknown>(asSent(Type.Union([Type.Array(DeliveryView), Type.Object({ deliveries: Type.Array(DeliveryView), next: Type.Optional(Type.String()) })], { description: 'An array, or with from/take a checkpoint page' }))), ...errorResponses('management', { 404: 'inexistent_event_stream' }) },
+      response: {
+        200: Type.Unsafe<unknown>(
+          asSent(
+            Type.Union([Type.Array(DeliveryView), Type.Object({ deliveries: Type.Array(DeliveryView), next: Type.Optional(Type.String()) })], {
+              description: 'An array, or with from/take a checkpoint page',
+            }),
+          ),
+        ),
+        ...errorResponses('management', { 404: 'inexistent_event_stream' }),
+      },
     }),
     handler: async (request) => {
       const stream = await requireStream(services, request.tenant.id, request.params.id);
@@ -234,7 +243,13 @@ export function registerEventStreamDeliveries(api: App, services: Services): voi
     ...operation(['update:event_deliveries'], {
       summary: "Redeliver one event's failed delivery",
       params: StreamEventParams,
-      response: { 202: noContent('Queued for delivery'), ...errorResponses('management', { 404: 'inexistent_event_stream or inexistent_delivery', 409: 'not_redeliverable: only failed deliveries can be redelivered' }) },
+      response: {
+        202: noContent('Queued for delivery'),
+        ...errorResponses('management', {
+          404: 'inexistent_event_stream or inexistent_delivery',
+          409: 'not_redeliverable: only failed deliveries can be redelivered',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const stream = await requireStream(services, request.tenant.id, request.params.id);

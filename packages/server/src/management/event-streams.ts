@@ -240,7 +240,10 @@ export function registerEventStreams(api: App, services: Services): void {
     ...operation(['create:event_streams'], {
       summary: 'Create an event stream',
       body: CreateBody,
-      response: { 201: CreatedStreamView, ...errorResponses('management', { 409: 'conflict: a stream with this name exists, or the tenant has the most streams it may' }) },
+      response: {
+        201: CreatedStreamView,
+        ...errorResponses('management', { 409: 'conflict: a stream with this name exists, or the tenant has the most streams it may' }),
+      },
     }),
     handler: async (request, reply) => {
       const tenant = request.tenant;
@@ -291,7 +294,13 @@ export function registerEventStreams(api: App, services: Services): void {
       summary: 'Update an event stream',
       params: StreamParams,
       body: UpdateBody,
-      response: { 200: StreamView, ...errorResponses('management', { 404: 'inexistent_event_stream', 409: 'conflict (a stream with this name exists), too_many_failed_deliveries (redeliver them before enabling)' }) },
+      response: {
+        200: StreamView,
+        ...errorResponses('management', {
+          404: 'inexistent_event_stream',
+          409: 'conflict (a stream with this name exists), too_many_failed_deliveries (redeliver them before enabling)',
+        }),
+      },
     }),
     handler: async (request) => {
       const tenant = request.tenant;

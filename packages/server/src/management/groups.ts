@@ -178,7 +178,22 @@ export function registerGroups(api: App, services: Services): void {
     ...operation(['read:groups'], {
       summary: 'List groups',
       querystring: ListQuery,
-      response: { 200: Type.Unsafe<unknown>(asSent(Type.Object({ groups: Type.Array(GroupView), start: Type.Optional(Type.Integer()), limit: Type.Optional(Type.Integer()), total: Type.Optional(Type.Integer()), next: Type.Optional(Type.String()) }, { description: 'Offset paging: the page with start, limit and total; checkpoint paging (from, take): the page and next' }))) },
+      response: {
+        200: Type.Unsafe<unknown>(
+          asSent(
+            Type.Object(
+              {
+                groups: Type.Array(Type.Partial(GroupView, { description: 'A group, or with fields its selected fields' })),
+                start: Type.Optional(Type.Integer()),
+                limit: Type.Optional(Type.Integer()),
+                total: Type.Optional(Type.Integer()),
+                next: Type.Optional(Type.String()),
+              },
+              { description: 'Offset paging: the page with start, limit and total; checkpoint paging (from, take): the page and next' },
+            ),
+          ),
+        ),
+      },
     }),
     handler: async (request) => {
       const { connection_id, organization_id, name, external_id, search, fields, include_fields, ...paging } = request.query;
@@ -201,7 +216,13 @@ export function registerGroups(api: App, services: Services): void {
     ...operation(['create:directory_provisionings'], {
       summary: 'Create a group (an extension of the reference)',
       body: CreateBody,
-      response: { 201: asSent(GroupView), ...errorResponses('management', { 404: 'inexistent_connection or inexistent_organization', 409: 'conflict: a group with this name exists in the same connection, organization or tenant' }) },
+      response: {
+        201: asSent(GroupView),
+        ...errorResponses('management', {
+          404: 'inexistent_connection or inexistent_organization',
+          409: 'conflict: a group with this name exists in the same connection, organization or tenant',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
@@ -257,7 +278,13 @@ export function registerGroups(api: App, services: Services): void {
       summary: 'Update a group (an extension of the reference)',
       params: GroupParams,
       body: UpdateBody,
-      response: { 200: asSent(GroupView), ...errorResponses('management', { 404: 'inexistent_group', 409: 'conflict: a group with this name exists in the same connection, organization or tenant' }) },
+      response: {
+        200: asSent(GroupView),
+        ...errorResponses('management', {
+          404: 'inexistent_group',
+          409: 'conflict: a group with this name exists in the same connection, organization or tenant',
+        }),
+      },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -318,7 +345,10 @@ export function registerGroups(api: App, services: Services): void {
         },
         { additionalProperties: false },
       ),
-      response: { 200: checkpointList(Type.Object({}, { additionalProperties: true, description: 'A member: a user' }), 'members'), ...errorResponses('management', { 404: 'inexistent_group' }) },
+      response: {
+        200: checkpointList(Type.Object({}, { additionalProperties: true, description: 'A member: a user' }), 'members'),
+        ...errorResponses('management', { 404: 'inexistent_group' }),
+      },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;

@@ -181,7 +181,13 @@ export function registerOrganizationConnections(api: App, services: Services): v
         summary: `Enable a connection for an organization (${variant.path})`,
         params: OrganizationParams,
         body: AddBody,
-        response: { 201: asSent(OrganizationConnectionView), ...errorResponses('management', { 404: 'inexistent_organization or inexistent_connection', 409: 'conflict: the connection is already enabled for the organization' }) },
+        response: {
+          201: asSent(OrganizationConnectionView),
+          ...errorResponses('management', {
+            404: 'inexistent_organization or inexistent_connection',
+            409: 'conflict: the connection is already enabled for the organization',
+          }),
+        },
       }),
       handler: async (request, reply) => {
         const tenantId = request.tenant.id;
@@ -225,7 +231,12 @@ export function registerOrganizationConnections(api: App, services: Services): v
       ...operation(['read:organization_connections'], {
         summary: `Get a connection enabled for an organization (${variant.path})`,
         params: ConnectionParams,
-        response: { 200: asSent(OrganizationConnectionView), ...errorResponses('management', { 404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization' }) },
+        response: {
+          200: asSent(OrganizationConnectionView),
+          ...errorResponses('management', {
+            404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization',
+          }),
+        },
       }),
       handler: async (request) => {
         const tenantId = request.tenant.id;
@@ -241,7 +252,12 @@ export function registerOrganizationConnections(api: App, services: Services): v
         summary: `Update a connection enabled for an organization (${variant.path})`,
         params: ConnectionParams,
         body: PatchBody,
-        response: { 200: asSent(OrganizationConnectionView), ...errorResponses('management', { 404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization' }) },
+        response: {
+          200: asSent(OrganizationConnectionView),
+          ...errorResponses('management', {
+            404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization',
+          }),
+        },
       }),
       handler: async (request) => {
         const tenantId = request.tenant.id;
@@ -273,7 +289,12 @@ export function registerOrganizationConnections(api: App, services: Services): v
       ...operation(['delete:organization_connections'], {
         summary: `Disable a connection for an organization (${variant.path})`,
         params: ConnectionParams,
-        response: { 204: noContent('Disabled for the organization'), ...errorResponses('management', { 404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization' }) },
+        response: {
+          204: noContent('Disabled for the organization'),
+          ...errorResponses('management', {
+            404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization',
+          }),
+        },
       }),
       handler: async (request, reply) => {
         const tenantId = request.tenant.id;

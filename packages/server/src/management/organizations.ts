@@ -236,7 +236,13 @@ export function registerOrganizations(api: App, services: Services): void {
     ...operation(['create:organizations'], {
       summary: 'Create an organization',
       body: CreateBody,
-      response: { 201: OrganizationBody, ...errorResponses('management', { 404: 'inexistent_connection: an enabled connection does not exist', 409: 'conflict: an organization with this name exists' }) },
+      response: {
+        201: OrganizationBody,
+        ...errorResponses('management', {
+          404: 'inexistent_connection: an enabled connection does not exist',
+          409: 'conflict: an organization with this name exists',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
@@ -329,7 +335,10 @@ export function registerOrganizations(api: App, services: Services): void {
       summary: 'Update an organization',
       params: OrganizationParams,
       body: UpdateBody,
-      response: { 200: OrganizationBody, ...errorResponses('management', { 404: 'inexistent_organization', 409: 'conflict: an organization with this name exists' }) },
+      response: {
+        200: OrganizationBody,
+        ...errorResponses('management', { 404: 'inexistent_organization', 409: 'conflict: an organization with this name exists' }),
+      },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
@@ -367,7 +376,10 @@ export function registerOrganizations(api: App, services: Services): void {
     ...operation(['delete:organizations'], {
       summary: 'Delete an organization, with its members, roles and connections',
       params: OrganizationParams,
-      response: { 204: noContent('Deleted, with its members, roles, connections and groups'), ...errorResponses('management', { 404: 'inexistent_organization' }) },
+      response: {
+        204: noContent('Deleted, with its members, roles, connections and groups'),
+        ...errorResponses('management', { 404: 'inexistent_organization' }),
+      },
     }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;

@@ -144,7 +144,10 @@ export function registerResourceServers(api: App, services: Services): void {
     ...operation(['create:resource_servers'], {
       summary: 'Create a resource server',
       body: CreateBody,
-      response: { 201: ResourceServerBody, ...errorResponses('management', { 409: 'resource_server_conflict: a resource server with this identifier exists' }) },
+      response: {
+        201: ResourceServerBody,
+        ...errorResponses('management', { 409: 'resource_server_conflict: a resource server with this identifier exists' }),
+      },
     }),
     handler: async (request, reply) => {
       const { identifier, ...fields } = request.body;
@@ -188,7 +191,13 @@ export function registerResourceServers(api: App, services: Services): void {
       summary: 'Update a resource server',
       params: IdParams,
       body: UpdateBody,
-      response: { 200: ResourceServerBody, ...errorResponses('management', { 403: 'operation_not_supported: the Management API is a system resource server', 404: 'inexistent_resource_server' }) },
+      response: {
+        200: ResourceServerBody,
+        ...errorResponses('management', {
+          403: 'operation_not_supported: the Management API is a system resource server',
+          404: 'inexistent_resource_server',
+        }),
+      },
     }),
     handler: async (request) => {
       const rs = await find(services, request.tenant.id, request.params.id);
@@ -208,7 +217,13 @@ export function registerResourceServers(api: App, services: Services): void {
     ...operation(['delete:resource_servers'], {
       summary: 'Delete a resource server',
       params: IdParams,
-      response: { 204: noContent('Deleted, with its client grants'), ...errorResponses('management', { 403: 'operation_not_supported: the Management API is a system resource server', 404: 'inexistent_resource_server' }) },
+      response: {
+        204: noContent('Deleted, with its client grants'),
+        ...errorResponses('management', {
+          403: 'operation_not_supported: the Management API is a system resource server',
+          404: 'inexistent_resource_server',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const rs = await find(services, request.tenant.id, request.params.id);

@@ -770,7 +770,10 @@ export function registerUsers(api: App, services: Services): void {
     ...operation(['create:users'], {
       summary: 'Create a user',
       body: CreateUserBody,
-      response: { 201: UserBody, ...errorResponses('management', { 409: 'user_exists: a user with this email, phone number or username exists in the connection' }) },
+      response: {
+        201: UserBody,
+        ...errorResponses('management', { 409: 'user_exists: a user with this email, phone number or username exists in the connection' }),
+      },
     }),
     handler: async (request, reply) => {
       const body = request.body;
@@ -842,7 +845,10 @@ export function registerUsers(api: App, services: Services): void {
       summary: 'Get a user',
       params: UserIdParams,
       querystring: Type.Object(FieldsQuery, { additionalProperties: false }),
-      response: { 200: asSent(Type.Partial(UserBody, { additionalProperties: true, description: 'The user, or with fields its selected fields' })), ...errorResponses('management', { 403: 'insufficient_scope: a user token may read its own user only', 404: 'inexistent_user' }) },
+      response: {
+        200: asSent(Type.Partial(UserBody, { additionalProperties: true, description: 'The user, or with fields its selected fields' })),
+        ...errorResponses('management', { 403: 'insufficient_scope: a user token may read its own user only', 404: 'inexistent_user' }),
+      },
     }),
     handler: async (request) => {
       assertActsOnSelf(request, request.params.id);
@@ -858,7 +864,14 @@ export function registerUsers(api: App, services: Services): void {
         summary: 'Update a user',
         params: UserIdParams,
         body: UpdateUserBody,
-        response: { 200: UserBody, ...errorResponses('management', { 403: 'insufficient_scope: a user token may act on its own user only, and change user_metadata only', 404: 'inexistent_user', 409: 'user_exists: the new email, phone number or username is taken in the connection' }) },
+        response: {
+          200: UserBody,
+          ...errorResponses('management', {
+            403: 'insufficient_scope: a user token may act on its own user only, and change user_metadata only',
+            404: 'inexistent_user',
+            409: 'user_exists: the new email, phone number or username is taken in the connection',
+          }),
+        },
       },
     ),
     handler: async (request) => {
@@ -912,7 +925,10 @@ export function registerUsers(api: App, services: Services): void {
     ...operation(['delete:users', 'delete:current_user'], {
       summary: 'Delete a user',
       params: UserIdParams,
-      response: { 204: noContent('Deleted, or not there'), ...errorResponses('management', { 403: 'insufficient_scope: a user token may delete its own user only' }) },
+      response: {
+        204: noContent('Deleted, or not there'),
+        ...errorResponses('management', { 403: 'insufficient_scope: a user token may delete its own user only' }),
+      },
     }),
     handler: async (request, reply) => {
       assertActsOnSelf(request, request.params.id);
@@ -948,7 +964,14 @@ export function registerUsers(api: App, services: Services): void {
       summary: 'Link a user account to this (primary) user',
       params: UserIdParams,
       body: LinkBody,
-      response: { 201: Type.Array(Identity), ...errorResponses('management', { 403: "insufficient_scope: linking by provider and user_id needs update:users; link_with needs the primary user's own token", 404: 'inexistent_user: the user or the user to link', 409: 'identity_conflict: the identity is already linked' }) },
+      response: {
+        201: Type.Array(Identity),
+        ...errorResponses('management', {
+          403: "insufficient_scope: linking by provider and user_id needs update:users; link_with needs the primary user's own token",
+          404: 'inexistent_user: the user or the user to link',
+          409: 'identity_conflict: the identity is already linked',
+        }),
+      },
     }),
     handler: async (request, reply) => {
       const tenantId = request.tenant.id;
@@ -998,7 +1021,13 @@ export function registerUsers(api: App, services: Services): void {
     ...operation(['update:users', 'update:current_user_identities'], {
       summary: 'Unlink an identity from a user',
       params: IdentityParams,
-      response: { 200: Type.Array(Identity), ...errorResponses('management', { 403: 'insufficient_scope: a user token may unlink from its own user only', 404: 'inexistent_user or inexistent_identity' }) },
+      response: {
+        200: Type.Array(Identity),
+        ...errorResponses('management', {
+          403: 'insufficient_scope: a user token may unlink from its own user only',
+          404: 'inexistent_user or inexistent_identity',
+        }),
+      },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;

@@ -217,6 +217,8 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/resource-servers/{id}', body: () => ({ name: 'Fixture API, renamed' }) },
   { operation: 'PATCH /api/v2/resource-servers/{id}', status: 403, body: () => ({ name: 'no' }), path: (f) => `/api/v2/resource-servers/${enc(f.test.server.prepared.bootstrap!.managementAudience)}` },
   { operation: 'GET /api/v2/connections' },
+  // Selected fields leave out the others (found by the fuzzing campaign: the list's schema required them).
+  { operation: 'GET /api/v2/connections', query: { fields: 'name', include_fields: 'true' } },
   { operation: 'POST /api/v2/connections', body: () => ({ name: unique('db-'), strategy: 'auth0' }) },
   { operation: 'POST /api/v2/connections', status: 409, body: (f) => ({ name: f.connection.name, strategy: 'auth0' }) },
   { operation: 'GET /api/v2/connections/{id}' },
@@ -282,6 +284,7 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/organizations/{id}/groups/{group_id}/roles' },
   { operation: 'POST /api/v2/organizations/{id}/groups/{group_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
   { operation: 'GET /api/v2/groups' },
+  { operation: 'GET /api/v2/groups', query: { fields: 'name' } },
   { operation: 'POST /api/v2/groups', body: () => ({ name: unique('group ') }) },
   { operation: 'POST /api/v2/groups', status: 409, body: async (f) => ({ name: (await api(f, 'GET', `/groups/${f.group.id}`)).name }) },
   { operation: 'GET /api/v2/groups/{id}' },
