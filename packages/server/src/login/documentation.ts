@@ -8,9 +8,11 @@ import { htmlPage, redirect } from '../http/responses.js';
 
 export const PAGE_TAGS = ['hosted pages'];
 
+const RETRY = "Set by the redirect after the form's POST: the page shows that post's outcome (form-outcome.ts)";
+
 /** GET of a page reached from /authorize: `?state=<login transaction>`. */
 export const STATE_QUERY = documentedOnly({
-  querystring: frontChannelParameters({ state: 'The login transaction, from the redirect that led here' }, ['state']),
+  querystring: frontChannelParameters({ state: 'The login transaction, from the redirect that led here', retry: RETRY }, ['state']),
 });
 
 /** POST of a page's form: its fields, the login transaction and the CSRF token. */
@@ -23,7 +25,10 @@ export function formFields(fields: Record<string, string>, required: readonly st
 }
 
 /** GET of an emailed link: `?ticket=…`. */
-export const TICKET_QUERY = documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email' }, ['ticket']) });
+export const TICKET_QUERY = documentedOnly({ querystring: frontChannelParameters({ ticket: 'From the email', retry: RETRY }, ['ticket']) });
+
+/** After a form's POST (post/redirect/get): the page shows that post's outcome. */
+export const BACK_TO_THE_FORM = redirect("Back to the form's page, which shows the outcome (what went wrong, or that it is done); or to /authorize/resume");
 
 export const INVALID_LINK = htmlPage('The link is not valid, was used, or expired');
 

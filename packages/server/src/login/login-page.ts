@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
 import { InvalidRequest } from '../http/errors.js';
-import { htmlPage } from '../http/responses.js';
+import { htmlPage, redirect } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { formFields, PAGE_TAGS, STATE_QUERY, TO_RESUME } from './documentation.js';
+import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY } from './documentation.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
@@ -58,7 +58,11 @@ export function registerLoginPage(app: App, services: Services): void {
       tags: PAGE_TAGS,
       summary: 'The login page',
       ...STATE_QUERY,
-      response: { 200: htmlPage('The login form'), 400: htmlPage('The error page: a stale login transaction, or no database connection for the application') },
+      response: {
+        200: htmlPage('The login form'),
+        400: htmlPage('The form again after a failed attempt, saying what to do (wrong credentials, a blocked user, a breached password); or the error page (a stale login transaction, no database connection for the application)'),
+        429: htmlPage('The form again after a refused attempt: too many failed attempts for this account from here, or from this network'),
+      },
     },
   }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
@@ -79,9 +83,8 @@ export function registerLoginPage(app: App, services: Services): void {
       summary: 'Log in with the login form',
       ...formFields({ username: 'Email (or username where the connection has them)', password: 'The password' }),
       response: {
-        303: TO_RESUME,
-        400: htmlPage('The login form again, saying what went wrong (missing fields, wrong credentials, a blocked user, a breached password); or the error page for a stale form'),
-        429: htmlPage('The login form again: too many failed attempts for this account from here, or from this network'),
+        303: redirect('Logged in: to /authorize/resume; otherwise back to the login page, which says what went wrong'),
+        400: STALE_STEP,
       },
     },
   }, async (request, reply) => {

@@ -25,7 +25,7 @@ import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outco
 import { sendHostedPage } from './hosted-page.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage } from '../http/responses.js';
-import { INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
+import { BACK_TO_THE_FORM, INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
 import { renderMessagePage } from './pages/message.js';
 import { passwordAdvice } from './pages/password-rules.js';
 import { renderResetPasswordPage } from './pages/reset-password.js';
@@ -125,7 +125,10 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
       tags: PAGE_TAGS,
       summary: 'The emailed password reset link: the form for a new password',
       ...TICKET_QUERY,
-      response: { 200: htmlPage('The form'), 400: INVALID_LINK },
+      response: {
+        200: htmlPage('The form, or after the POST "your password has been changed"'),
+        400: htmlPage("The form again after the POST, saying why the password was refused; or the link's error page"),
+      },
     },
   }, async (request, reply) => {
     const ticket = (request.query as Record<string, unknown>).ticket;
@@ -148,8 +151,8 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
         consumes: [FORM],
       }),
       response: {
-        200: htmlPage('Changed; every session of the account is signed out'),
-        400: htmlPage("The form again, saying why the password was refused; or the link's error page"),
+        303: BACK_TO_THE_FORM,
+        400: INVALID_LINK,
       },
     },
   }, async (request, reply) => {

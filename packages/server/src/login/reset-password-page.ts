@@ -13,7 +13,7 @@ import { sendErrorPage } from './error-page.js';
 import { RESET_PASSWORD_PATH } from './login-page.js';
 import { sendHostedPage } from './hosted-page.js';
 import { htmlPage } from '../http/responses.js';
-import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY } from './documentation.js';
+import { BACK_TO_THE_FORM, formFields, PAGE_TAGS, STATE_QUERY } from './documentation.js';
 import { registerPasswordResetTicketPage } from './password-reset-ticket-page.js';
 import { renderForgotPasswordPage } from './pages/forgot-password.js';
 import { formBody, loadStep } from './step.js';
@@ -26,7 +26,15 @@ const place = (transactionId: string) => ({ page: 'forgot-password', binding: tr
 export function registerResetPasswordPage(app: App, services: Services): void {
   app.get(RESET_PASSWORD_PATH, {
     config: { rateLimit: { bucket: 'authorize' } },
-    schema: { tags: PAGE_TAGS, summary: '"Forgot password?": the page that asks for the email', ...STATE_QUERY, response: { 200: htmlPage('The form'), 400: STALE_STEP } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: '"Forgot password?": the page that asks for the email',
+      ...STATE_QUERY,
+      response: {
+        200: htmlPage('The form, or after the POST "check your email" (the same whether or not the account exists)'),
+        400: htmlPage('The form again after the POST, for an invalid email; or the error page for a stale login transaction'),
+      },
+    },
   }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
@@ -59,8 +67,8 @@ export function registerResetPasswordPage(app: App, services: Services): void {
       summary: 'Email a password reset link',
       ...formFields({ email: 'The email of the account' }, ['email']),
       response: {
-        200: htmlPage('Sent (the same page whether or not the account exists)'),
-        400: htmlPage('The form again for an invalid email; or the error page (a stale form, or no password reset for this application)'),
+        303: BACK_TO_THE_FORM,
+        400: htmlPage('The error page: a stale form, or no password reset for this application'),
       },
     },
   }, async (request, reply) => {

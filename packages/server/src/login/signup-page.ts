@@ -5,10 +5,10 @@ import { databaseConnectionFor, databaseOptions, signUpWithPassword } from '../c
 import { MAX_PASSWORD_LENGTH, passwordChecklist } from '../connections/password-policy.js';
 import { eventContextFrom } from '../events/context.js';
 import { InvalidRequest } from '../http/errors.js';
-import { htmlPage } from '../http/responses.js';
+import { htmlPage, redirect } from '../http/responses.js';
 import { checkSignupThrottle } from '../protection/checks.js';
 import type { App, Services } from '../services.js';
-import { formFields, PAGE_TAGS, STATE_QUERY, TO_RESUME } from './documentation.js';
+import { formFields, PAGE_TAGS, STATE_QUERY } from './documentation.js';
 import type { Connection } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
@@ -64,7 +64,11 @@ export function registerSignupPage(app: App, services: Services): void {
       tags: PAGE_TAGS,
       summary: 'The signup page',
       ...STATE_QUERY,
-      response: { 200: htmlPage('The signup form'), 400: htmlPage('The error page: a stale login transaction, or signup is not available for the application') },
+      response: {
+        200: htmlPage('The signup form'),
+        400: htmlPage('The form again after a refused signup, saying what to do (invalid fields, a weak or breached password, an existing account); or the error page (a stale login transaction, no signup for the application)'),
+        429: htmlPage('The form again after a refused signup: too many signups from this network'),
+      },
     },
   }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
@@ -85,9 +89,8 @@ export function registerSignupPage(app: App, services: Services): void {
       summary: 'Sign up with the signup form',
       ...formFields({ email: 'Email', username: 'Username, where the connection has them', password: 'The password' }),
       response: {
-        303: TO_RESUME,
-        400: htmlPage('The signup form again, saying what went wrong (invalid fields, a weak or breached password, an existing account); or the error page'),
-        429: htmlPage('The signup form again: too many signups from this network'),
+        303: redirect('Signed up: to /authorize/resume; otherwise back to the signup page, which says what went wrong'),
+        400: htmlPage('The error page: a stale form, or no signup for the application'),
       },
     },
   }, async (request, reply) => {

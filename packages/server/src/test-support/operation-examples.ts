@@ -438,7 +438,9 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const start = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
   const page = await (start as Response).text();
   const login = readForm(page, base);
-  await expectStatus('wrong password', browser.post(login.action, { ...login.fields, username: f.user.email, password: 'wrong password' }), 400);
+  // Post/redirect/get: a refused form goes back to its page, which shows what went wrong.
+  const refused = await expectStatus('wrong password', browser.post(login.action, { ...login.fields, username: f.user.email, password: 'wrong password' }), 303);
+  await expectStatus('login page, after a wrong password', browser.get(new URL(refused.headers.get('location')!, base).href), 400);
   // Logging in with form_post ends on the page that posts the response to the application.
   const formPostStart = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams({ ...authorize, response_mode: 'form_post' })}`));
   const formPostLogin = readForm(await (formPostStart as Response).text(), base);
@@ -453,7 +455,9 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const signupForm = readForm(await (signupPage as Response).text(), base);
   await expectStatus('signup page', browser.get(`${base}/u/signup?state=${signupForm.fields.transaction}`), 200);
   await expectStatus('signup page, stale', get('/u/signup?state=nope'), 400);
-  await expectStatus('signup form, weak', browser.post(signupForm.action, { ...signupForm.fields, email: `${unique('s')}@example.com`, password: 'x' }), 400);
+  const weak = await expectStatus('signup form, weak', browser.post(signupForm.action, { ...signupForm.fields, email: `${unique('s')}@example.com`, password: 'x' }), 303);
+  await expectStatus('signup page, after a weak password', browser.get(new URL(weak.headers.get('location')!, base).href), 400);
+  await expectStatus('signup form, stale', form('/u/signup', { transaction: 'nope', _csrf: 'x', email: 'a@example.com', password: 'x' }), 400);
   const newEmail = `${unique('signup')}@example.com`;
   const resumed = await expectStatus('signup form', browser.post(signupForm.action, { ...signupForm.fields, email: newEmail, password: PASSWORD }), 303);
   await expectStatus('resume', browser.get(new URL(resumed.headers.get('location')!, base).href), 302);
@@ -479,13 +483,20 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const resetPage = await expectStatus('forgot password page', browser.get(`${base}/u/reset-password?state=${forgotState}`), 200);
   const resetForm = readForm(await resetPage.text(), base);
   await expectStatus('forgot password page, stale', get('/u/reset-password?state=nope'), 400);
-  await expectStatus('forgot password, bad email', browser.post(resetForm.action, { ...resetForm.fields, email: 'not an email' }), 400);
-  await expectStatus('forgot password', browser.post(resetForm.action, { ...resetForm.fields, email: newEmail }), 200);
+  const badEmail = await expectStatus('forgot password, bad email', browser.post(resetForm.action, { ...resetForm.fields, email: 'not an email' }), 303);
+  await expectStatus('forgot password page, after a bad email', browser.get(new URL(badEmail.headers.get('location')!, base).href), 400);
+  const sent = await expectStatus('forgot password', browser.post(resetForm.action, { ...resetForm.fields, email: newEmail }), 303);
+  await expectStatus('forgot password page, sent', browser.get(new URL(sent.headers.get('location')!, base).href), 200);
+  await expectStatus('forgot password form, stale', form('/u/reset-password', { transaction: 'nope', _csrf: 'x', email: newEmail }), 400);
   const ticketLink = new URL(linkWith(await mailTo(test, newEmail, (text) => text.includes('/u/reset-password/ticket')), '/u/reset-password/ticket'));
-  const ticketPage = await expectStatus('reset ticket page', get(ticketLink.pathname + ticketLink.search), 200);
+  const resetter = new TestBrowser();
+  const ticketPage = await expectStatus('reset ticket page', resetter.get(`${base}${ticketLink.pathname}${ticketLink.search}`), 200);
   const ticketForm = readForm(await ticketPage.text(), base);
-  await expectStatus('reset ticket, mismatch', form('/u/reset-password/ticket', { ...ticketForm.fields, password: PASSWORD, password_confirmation: 'other' }), 400);
-  await expectStatus('reset ticket', form('/u/reset-password/ticket', { ...ticketForm.fields, password: `${PASSWORD}!`, password_confirmation: `${PASSWORD}!` }), 200);
+  const mismatch = await expectStatus('reset ticket, mismatch', resetter.post(`${base}/u/reset-password/ticket`, { ...ticketForm.fields, password: PASSWORD, password_confirmation: 'other' }), 303);
+  await expectStatus('reset ticket page, after a mismatch', resetter.get(new URL(mismatch.headers.get('location')!, base).href), 400);
+  const changed = await expectStatus('reset ticket', resetter.post(`${base}/u/reset-password/ticket`, { ...ticketForm.fields, password: `${PASSWORD}!`, password_confirmation: `${PASSWORD}!` }), 303);
+  await expectStatus('reset ticket page, changed', resetter.get(new URL(changed.headers.get('location')!, base).href), 200);
+  await expectStatus('reset ticket, bad', form('/u/reset-password/ticket', { ticket: 'nope', password: PASSWORD, password_confirmation: PASSWORD }), 400);
   await expectStatus('reset ticket page, bad', get('/u/reset-password/ticket?ticket=nope'), 400);
   // A consent page whose session has ended sends the browser back to finish (and so to log in again).
   const unasked = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid profile email' })}`);
