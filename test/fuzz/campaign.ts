@@ -179,7 +179,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     const context = await prepareContext(target);
     // Warm-up (not counted): every family's code paths, caches and pools, before the baseline.
     for (const family of families) {
-      for (const input of fc.sample(family.arbitrary(context) as fc.Arbitrary<never>, { seed: options.seed ^ 0x5eed, numRuns: family.requestsPerInput ? 1 : 50 })) {
+      for (const input of fc.sample(family.arbitrary(context) as fc.Arbitrary<never>, { seed: options.seed ^ 0x5eed, numRuns: family.requestsPerInput ? 1 : 30 })) {
         await family.run(context, input).catch(() => undefined);
       }
     }
