@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream';
 import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest, NotFound, ProtocolError } from '../http/errors.js';
+import { errorResponses, fileBody } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findJob } from '../store/jobs.js';
 import { checkDownloadLink, exportFileChunks, exportFileName } from './users-export.js';
@@ -25,7 +26,14 @@ export function registerExportDownload(app: App, services: Services): void {
       summary: "Download a completed users export (the signed link of the job's location)",
       params: Params,
       querystring: Query,
-      response: { 200: Type.String({ contentMediaType: 'application/gzip', description: 'The export file' }) },
+      response: {
+        200: fileBody('The export file', ['application/gzip']),
+        ...errorResponses('oauth', {
+          400: 'invalid_request: the export is not completed yet',
+          403: 'access_denied: the link is not valid or has expired (get a new one from GET /api/v2/jobs/{id})',
+          404: 'inexistent_job, or no such file in the job',
+        }),
+      },
     },
     handler: async (request, reply) => {
       const job = await findJob(services.store.db, request.tenant.id, request.params.id);

@@ -61,11 +61,14 @@ export function rawRequest(
   });
 }
 
-/** A webhook receiver that refuses every delivery with 400, so that deliveries fail at once (no retries). */
+/**
+ * A webhook receiver that refuses deliveries with 400, so that they fail at once (no retries); at `/accept` it
+ * takes them.
+ */
 export async function startRefusingReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.writeHead(400).end('no'));
+    req.on('end', () => (req.url === '/accept' ? res.writeHead(204).end() : res.writeHead(400).end('no')));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -88,7 +91,11 @@ export interface Fixtures {
   orgGroup: { id: string };
   group: { id: string };
   stream: { id: string };
+  /** A stream that takes its deliveries: the fixture event is never a failed delivery there. */
+  acceptingStream: { id: string };
   failedEventId: string;
+  /** A completed users export: its job id, and the path and query of its signed download link. */
+  exportJob: { id: string; download: URL };
 }
 
 let counter = 0;
@@ -140,6 +147,11 @@ export async function createFixtures(test: TestServer, hookUrl: string): Promise
     subscriptions: [{ event_type: 'user.updated' }],
     destination: { type: 'webhook', configuration: { webhook_endpoint: hookUrl, webhook_authorization: { method: 'bearer', token: 'fixture-token' } } },
   })) as { id: string };
+  const acceptingStream = (await api(f, 'POST', '/event-streams', {
+    name: unique('accepting-'),
+    subscriptions: [{ event_type: 'user.updated' }],
+    destination: { type: 'webhook', configuration: { webhook_endpoint: hookUrl.replace(/\/hook$/, '/accept'), webhook_authorization: { method: 'bearer', token: 'fixture-token' } } },
+  })) as { id: string };
   // One failed delivery: the receiver refuses with 400, which fails at once.
   await api(f, 'PATCH', `/users/${encodeURIComponent(user.user_id)}`, { user_metadata: { fixture: true } });
   let failedEventId = '';
@@ -149,7 +161,25 @@ export async function createFixtures(test: TestServer, hookUrl: string): Promise
     if (!failedEventId) await new Promise((resolve) => setTimeout(resolve, 200));
   }
   if (!failedEventId) throw new Error('no failed delivery recorded for the fixture stream');
-  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, failedEventId };
+  const exportJob = await completedExport(f);
+  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob };
+}
+
+/** Waits for a job to finish (the job worker runs in the background). */
+export async function finishedJob(f: Pick<Fixtures, 'test' | 'token'>, id: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 300; i++) {
+    const job = await api(f, 'GET', `/jobs/${id}`);
+    if (job.status === 'completed' || job.status === 'failed') return job;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`job ${id} did not finish`);
+}
+
+async function completedExport(f: Pick<Fixtures, 'test' | 'token'>): Promise<Fixtures['exportJob']> {
+  const job = await api(f, 'POST', '/jobs/users-exports', { format: 'json' });
+  const done = await finishedJob(f, job.id as string);
+  if (typeof done.location !== 'string') throw new Error(`the export has no download link: ${JSON.stringify(done)}`);
+  return { id: done.id as string, download: new URL(done.location) };
 }
 
 /** Concrete values for a path template's parameters, from the fixtures. */
@@ -178,6 +208,9 @@ export function fillPath(template: string, f: Fixtures): string {
     '/demo/{asset}': 'app.js',
     '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
+    '/api/v2/jobs/{id}': f.exportJob.id,
+    '/jobs/{id}': f.exportJob.id,
+    '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
   };
   // Each parameter is named by the path up to it.
   const parts = template.split('/');
@@ -198,6 +231,8 @@ export interface ManagementExample {
   status?: number;
   query?: Record<string, string>;
   body?: (f: Fixtures) => Promise<unknown> | unknown;
+  /** A multipart/form-data body instead of JSON. */
+  multipart?: (f: Fixtures) => FormData;
   /** Overrides fillPath, e.g. to act on a throwaway resource. */
   path?: (f: Fixtures) => Promise<string> | string;
 }
@@ -305,8 +340,15 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/event-streams/{id}/stats' },
   { operation: 'POST /api/v2/event-streams/{id}/test', body: () => ({ event_type: 'user.created' }) },
   { operation: 'POST /api/v2/event-streams/{id}/redeliver/{event_id}' },
-  { operation: 'POST /api/v2/event-streams/{id}/redeliver/{event_id}', status: 409 },
+  // Only a failed delivery may be redelivered: the same event, delivered (or on its way) to a stream that takes it.
+  { operation: 'POST /api/v2/event-streams/{id}/redeliver/{event_id}', status: 409, path: (f) => `/api/v2/event-streams/${f.acceptingStream.id}/redeliver/${f.failedEventId}` },
   { operation: 'POST /api/v2/event-streams/{id}/redeliver', body: () => ({}) },
+  { operation: 'POST /api/v2/jobs/users-exports', body: () => ({ format: 'csv', fields: [{ name: 'email' }] }) },
+  { operation: 'POST /api/v2/jobs/verification-email', body: (f) => ({ user_id: f.user.user_id }) },
+  { operation: 'POST /api/v2/jobs/users-imports', multipart: (f) => usersFile(f, [{ email: `${unique('imported')}@example.com` }]) },
+  { operation: 'GET /api/v2/jobs/{id}' },
+  { operation: 'GET /api/v2/jobs/{id}/errors', status: 204 },
+  { operation: 'GET /api/v2/jobs/{id}/errors', status: 200, path: async (f) => `/api/v2/jobs/${await importWithErrors(f)}/errors` },
   { operation: 'GET /api/v2/tenants/settings' },
   { operation: 'PATCH /api/v2/tenants/settings', body: () => ({ friendly_name: 'Fixture tenant' }) },
   { operation: 'GET /api/v2/attack-protection/brute-force-protection' },
@@ -345,6 +387,23 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/users/{id}', path: (f) => `/api/v2/users/${enc(f.secondary.user_id)}` },
 ];
 
+/** An import's form: the users file (JSON) and the connection. */
+function usersFile(f: Fixtures, users: unknown[]): FormData {
+  const form = new FormData();
+  form.set('connection_id', f.databaseConnection.id);
+  form.set('users', new Blob([JSON.stringify(users)], { type: 'application/json' }), 'users.json');
+  return form;
+}
+
+/** Imports a file with one bad user (multipart, as the reference's clients send it); the finished job's id. */
+async function importWithErrors(f: Fixtures): Promise<string> {
+  const response = await fetch(`${f.test.url}/api/v2/jobs/users-imports`, { method: 'POST', headers: { authorization: `Bearer ${f.token}` }, body: usersFile(f, [{ email: 'not an email' }]) });
+  if (response.status !== 202) throw new Error(`POST /api/v2/jobs/users-imports: ${response.status} ${await response.text()}`);
+  const job = (await response.json()) as { id: string };
+  await finishedJob(f, job.id);
+  return job.id;
+}
+
 function streamBody(): Record<string, unknown> {
   return {
     subscriptions: [{ event_type: 'user.created' }],
@@ -366,6 +425,7 @@ export async function runManagementExample(f: Fixtures, example: ManagementExamp
     method,
     headers: { authorization: `Bearer ${f.token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
+    ...(example.multipart && { body: example.multipart(f) }),
   });
   const text = await response.text();
   const expected = example.status ?? documentedSuccess;
@@ -583,6 +643,12 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const otp2 = /\b(\d{6})\b/.exec(await mailTo(test, person2))![1]!;
   await post('/passwordless/verify', { client_id: clientId, connection: 'email', email: person2, verification_code: otp2 });
   await expectStatus('verify_redirect, wrong code, form_post', get(`/passwordless/verify_redirect?${new URLSearchParams({ ...redirect, email: person2, verification_code: otp2 === '000000' ? '111111' : '000000', response_mode: 'form_post' })}`), 200);
+
+  // A users export's signed download link, and the same link tampered with.
+  await expectStatus('export download', get(f.exportJob.download.pathname + f.exportJob.download.search), 200);
+  const tampered = new URLSearchParams(f.exportJob.download.search);
+  tampered.set('signature', 'x'.repeat(43));
+  await expectStatus('export download, bad signature', get(`${f.exportJob.download.pathname}?${tampered}`), 403);
 
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);
