@@ -34,6 +34,13 @@ interface Search {
   connectionNames: string[];
 }
 
+/**
+ * Bounds on one query, so that its cost (and the SQL built from it) stays small whatever is sent within the
+ * 2,000 characters: terms joined, and terms that match by prefix (each reads a range of the index). Grouping
+ * (parentheses) and OR/NOT are not supported at all, so nesting is bounded at none.
+ */
+export const SEARCH_LIMITS = { terms: 16, wildcards: 4 } as const;
+
 const TOKEN =
   /\s*(?:(AND|OR|NOT|&&|\|\|)(?=[\s]|$)|([A-Za-z_][A-Za-z0-9_.]*):(?:"((?:[^"\\]|\\.)*)"|([^\s"()]+))|"((?:[^"\\]|\\.)*)"|([^\s"():]+))/y;
 
@@ -148,16 +155,26 @@ export function parseUserSearch(q: string | undefined): Search {
   if (q === undefined) return search;
   TOKEN.lastIndex = 0;
   let position = 0;
+  let terms = 0;
+  let wildcards = 0;
   while (position < q.length) {
     if (/^\s*$/.test(q.slice(position))) break;
     TOKEN.lastIndex = position;
     const match = TOKEN.exec(q);
-    if (!match) throw badQuery(`cannot read the query near "${q.slice(position, position + 20)}"`);
+    if (!match) {
+      const rest = q.slice(position).trimStart();
+      if (rest.startsWith('(') || rest.startsWith(')')) throw badQuery('grouping with parentheses is not supported; terms are joined with AND');
+      throw badQuery(`cannot read the query near "${rest.slice(0, 20)}"`);
+    }
     position = TOKEN.lastIndex;
     const [, operator, field, quotedValue, plainValue, quotedTerm, plainTerm] = match;
     if (operator) {
       if (operator === 'AND' || operator === '&&') continue;
       throw badQuery(`${operator} is not supported; terms are joined with AND`);
+    }
+    if (++terms > SEARCH_LIMITS.terms) throw badQuery(`the query is too complex: at most ${SEARCH_LIMITS.terms} terms`);
+    if ((quotedValue ?? plainValue ?? quotedTerm ?? plainTerm ?? '').endsWith('*') && ++wildcards > SEARCH_LIMITS.wildcards) {
+      throw badQuery(`the query is too complex: at most ${SEARCH_LIMITS.wildcards} terms with a wildcard (*)`);
     }
     if (field !== undefined) {
       if (!(SEARCH_FIELDS as readonly string[]).includes(field)) {
