@@ -45,6 +45,7 @@ import { ParserErrors } from './http/parser-errors.js';
 import { registerRepeatedHeaderGuard } from './http/repeated-headers.js';
 import { registerOpenApi } from './http/openapi.js';
 import { buildSerializer } from './http/serializers.js';
+import { buildValidator, markFormBody } from './http/validators.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -73,9 +74,10 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
     clientErrorHandler: parserErrors.clientErrorHandler,
     // Unknown properties are refused (400), never silently dropped: schemas say `additionalProperties: false`
-    // where the contract does. Type coercion stays on, since form-encoded bodies and query strings are text.
-    schemaController: { compilersFactory: { buildSerializer } },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // where the contract does. JSON bodies are never coerced; text (query, path, form bodies) is read strictly
+    // as the schema's type (http/validators.ts).
+    schemaController: { compilersFactory: { buildSerializer, buildValidator } },
+    ajv: { customOptions: { removeAdditional: false, useDefaults: true, allErrors: false } },
     // Keep a caller's request id when it is sane, so logs line up across a proxy; otherwise make one.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -103,7 +105,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, parseFormBody(body as string));
+      done(null, markFormBody(parseFormBody(body as string)));
     } catch (err) {
       done(err as Error, undefined);
     }

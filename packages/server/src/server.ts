@@ -5,6 +5,8 @@
  */
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
+import type { Writable } from 'node:stream';
+import type { LoggerOptions } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { KeyRing } from './crypto/key-ring.js';
@@ -66,6 +68,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** Log to stdout (pretty on a terminal). Tests pass false. */
   log?: boolean;
+  /** Log JSON lines into this stream instead (tests that read the log back). */
+  logStream?: Writable;
   /** Reuse storage prepared by the caller. */
   prepared?: Prepared;
   /** Adds routes before the app starts listening (tests use it for probe routes). */
@@ -97,7 +101,11 @@ export function createServices(config: Config, prepared: Prepared): Services {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const prepared = options.prepared ?? (await prepare(config));
   const services = createServices(config, prepared);
-  const logger = options.log === false ? false : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
+  const logger = options.logStream
+    ? ({ ...loggerOptions(config.logLevel, false), stream: options.logStream } as LoggerOptions)
+    : options.log === false
+      ? false
+      : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
   let app: App;
   try {
     app = await buildApp(services, { logger });

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../config.js';
 import { signClientToken } from '../crypto/jwt.js';
 import { MANAGEMENT_SCOPES } from '../management/scopes.js';
@@ -34,6 +35,8 @@ export interface TestServerOptions {
   /** Extra environment, as the CLI would read it. */
   env?: Record<string, string>;
   configure?: (app: App) => void;
+  /** The server's log, as JSON lines (at GATEHOUSE_LOG_LEVEL, which `env` may set). */
+  logStream?: Writable;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -52,7 +55,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 async function boot(config: Config, options: TestServerOptions, cleanup: () => Promise<void>): Promise<TestServer> {
-  const startOptions: StartOptions = { log: false, ...(options.configure && { configure: options.configure }) };
+  const startOptions: StartOptions = { log: false, ...(options.configure && { configure: options.configure }), ...(options.logStream && { logStream: options.logStream }) };
   const server = await startServer(config, startOptions);
   const file = path.join(config.dataDir, ADMIN_CREDENTIALS_FILE);
   const admin = JSON.parse(readFileSync(file, 'utf8')) as { client_id: string; client_secret: string };
