@@ -23,7 +23,7 @@ import { createRedisCounterStore } from './protection/redis-counter-store.js';
 import { EmailQueue } from './messaging/mailer.js';
 import { JobRunner } from './jobs/runner.js';
 import type { App, Services } from './services.js';
-import { migrateToLatest, openStore, type Store } from './store/db.js';
+import { migrateToLatest, openStore, type QueryObserver, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
 import { ClientOrigins } from './tenancy/client-origins.js';
 import { ConfigCache } from './tenancy/config-cache.js';
@@ -39,10 +39,10 @@ export interface Prepared {
 }
 
 /** Storage opened and migrated, the master key loaded, and (unless told not to) the default tenant bootstrapped. */
-export async function prepare(config: Config, options: { bootstrap?: boolean } = {}): Promise<Prepared> {
+export async function prepare(config: Config, options: { bootstrap?: boolean; onQuery?: QueryObserver } = {}): Promise<Prepared> {
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, options.onQuery ? { onQuery: options.onQuery } : {});
   try {
     const { applied } = await migrateToLatest(store);
     const keyRing = new KeyRing(store.db, sealer);
