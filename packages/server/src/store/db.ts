@@ -82,7 +82,7 @@ function quoteIdentifier(name: string): string {
 }
 
 /** Splits our `?schema=` parameter off a PostgreSQL URL; pg itself does not know it. */
-function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
