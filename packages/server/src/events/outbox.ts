@@ -7,7 +7,8 @@
  * subscribed at that moment (see fan-out below).
  */
 import { EventEmitter } from 'node:events';
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { lockTenant } from '../store/tenants.js';
 import { randomAlphanumeric } from '../crypto/ids.js';
 import type { Database } from '../store/schema.js';
 import type { EventType } from './catalogue.js';
@@ -115,8 +116,7 @@ function subscribesTo(type: string) {
 
 /** Taken by every write of a tenant's streams, in its transaction (see above); PostgreSQL only. */
 export async function lockTenantStreams(db: Kysely<Database>, tenantId: string): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
-  await sql`select id from tenants where id = ${tenantId} for update`.execute(db);
+  await lockTenant(db, tenantId);
 }
 
 // --- wake-ups ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import { registerEventStreams } from './event-streams.js';
 import { registerEventStreamDeliveries } from './event-streams-deliveries.js';
 import { registerEventStreamTest } from './event-streams-test.js';
 import { registerTenantSettings } from './tenant-settings.js';
+import { registerRateLimitPolicies } from './rate-limit-policies.js';
 import { registerAttackProtection } from './attack-protection.js';
 import { registerJobs } from './jobs.js';
 import { registerJobsUsersExports } from './jobs-users-exports.js';
@@ -72,6 +73,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerEventStreamDeliveries(api as App, services);
       registerEventStreamTest(api as App, services);
       registerTenantSettings(api as App, services);
+      registerRateLimitPolicies(api as App, services);
       registerAttackProtection(api as App, services);
       registerJobs(api as App, services);
       registerJobsUsersImports(api as App, services);
