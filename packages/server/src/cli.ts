@@ -130,7 +130,7 @@ async function start(args: string[]): Promise<void> {
 
 async function migrate(): Promise<void> {
   const config = loadConfig();
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     const { applied } = await migrateToLatest(store);
     console.log(applied.length ? `Applied: ${applied.join(', ')}` : `${describeDatabase(config.databaseUrl)} is up to date`);
@@ -198,7 +198,7 @@ async function importCommand(args: string[]): Promise<void> {
 async function rotateKeys(args: string[]): Promise<void> {
   const config = loadConfig();
   const tenantName = tenantNameFrom(args);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     await migrateToLatest(store);
     const tenant: Tenant | undefined = tenantName

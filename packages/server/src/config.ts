@@ -38,7 +38,14 @@ export interface Config {
   smsGatewayUrl: string | undefined;
   /** The largest users file POST /api/v2/jobs/users-imports (and `gatehouse users import`) accepts, in bytes. */
   importMaxBytes: number;
+  /**
+   * SQLite's `synchronous` (WAL): `normal` survives a killed process, `full` also a power loss or OS crash
+   * (every commit waits for fsync). Not used on PostgreSQL.
+   */
+  sqliteSynchronous: SqliteSynchronous;
 }
+
+export type SqliteSynchronous = 'normal' | 'full';
 
 /** 512 MiB: a million users with bcrypt hashes and some metadata is about 250 MB. */
 export const DEFAULT_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
@@ -68,6 +75,7 @@ const KEYS = [
   'GATEHOUSE_TRUSTED_PROXIES',
   'GATEHOUSE_SMS_GATEWAY_URL',
   'GATEHOUSE_IMPORT_MAX_BYTES',
+  'GATEHOUSE_SQLITE_SYNCHRONOUS',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -266,7 +274,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smsGatewayUrl: overrides.smsGatewayUrl ?? smsGatewayUrl(raw('GATEHOUSE_SMS_GATEWAY_URL')),
     importMaxBytes:
       overrides.importMaxBytes ?? integer('GATEHOUSE_IMPORT_MAX_BYTES', raw('GATEHOUSE_IMPORT_MAX_BYTES') ?? String(DEFAULT_IMPORT_MAX_BYTES), 1024, 16 * 1024 ** 3),
+    sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
   };
+}
+
+function sqliteSynchronous(value: string | undefined): SqliteSynchronous {
+  const chosen = (value ?? 'normal').trim().toLowerCase();
+  if (chosen !== 'normal' && chosen !== 'full') throw new ConfigError(`GATEHOUSE_SQLITE_SYNCHRONOUS=${value}: expected normal or full`);
+  return chosen;
 }
 
 /** `10.0.0.1, 10.1.0.0/16, ::1`: each an IP address, optionally with a prefix length. */

@@ -43,7 +43,7 @@ export interface Prepared {
 export async function prepare(config: Config, options: { bootstrap?: boolean } = {}): Promise<Prepared> {
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     const { applied } = await migrateToLatest(store);
     const keyRing = new KeyRing(store.db, sealer);
