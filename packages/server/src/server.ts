@@ -26,7 +26,10 @@ import type { App, Services } from './services.js';
 import { migrateToLatest, openStore, type QueryObserver, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
 import { ClientOrigins } from './tenancy/client-origins.js';
+import { createClusterBus, createLocalBus, createPostgresBus, createRedisBus, type ChangeBus } from './tenancy/change-bus.js';
 import { ConfigCache } from './tenancy/config-cache.js';
+import { signalTenantChanged } from './events/outbox.js';
+import { parsePostgresUrl } from './store/db.js';
 import { TenantResolver } from './tenancy/tenant-resolver.js';
 
 export interface Prepared {
@@ -42,7 +45,7 @@ export interface Prepared {
 export async function prepare(config: Config, options: { bootstrap?: boolean; onQuery?: QueryObserver } = {}): Promise<Prepared> {
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
-  const store = await openStore(config.databaseUrl, options.onQuery ? { onQuery: options.onQuery } : {});
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, ...(options.onQuery && { onQuery: options.onQuery }) });
   try {
     const { applied } = await migrateToLatest(store);
     const keyRing = new KeyRing(store.db, sealer);
@@ -80,8 +83,35 @@ function rateLimitStoreFor(config: Config): RateLimitStore {
   return config.redisUrl ? createRedisStore(config.redisUrl) : createMemoryStore();
 }
 
+/** Redis when the nodes share one, else the PostgreSQL they share, else (SQLite) this cluster's IPC or nothing. */
+function changeBusFor(config: Config, store: Store): ChangeBus {
+  if (config.redisUrl) return createRedisBus(config.redisUrl, store.schema);
+  if (store.dialect === 'postgres') return createPostgresBus(parsePostgresUrl(config.databaseUrl).connectionString, store.db, store.schema);
+  return cluster.isWorker ? createClusterBus() : createLocalBus();
+}
+
 /** The long-lived services of one process, over prepared storage. */
 export function createServices(config: Config, prepared: Prepared): Services {
+  const services = newServices(config, prepared);
+  // Whatever this node caches about a tenant goes when any node says the tenant changed.
+  services.changes.subscribe((tenantId) => {
+    services.configCache.invalidate(tenantId);
+    services.clientOrigins.invalidate(tenantId);
+    services.tenants.invalidate();
+    services.attackProtection.forget(tenantId);
+    signalTenantChanged(tenantId);
+  });
+  return services;
+}
+
+/** Closes what createServices opened besides storage. */
+export async function closeServices(services: Services): Promise<void> {
+  await services.rateLimitStore.close();
+  await services.attackProtection.close();
+  await services.changes.close();
+}
+
+function newServices(config: Config, prepared: Prepared): Services {
   return {
     config,
     store: prepared.store,
@@ -95,6 +125,7 @@ export function createServices(config: Config, prepared: Prepared): Services {
       sealer: prepared.sealer,
     }),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
+    changes: changeBusFor(config, prepared.store),
   };
 }
 
@@ -108,12 +139,12 @@ export async function startServer(config: Config, options: StartOptions = {}): P
       : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
   let app: App;
   try {
+    await services.changes.ready;
     app = await buildApp(services, { logger });
     options.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
-    await services.rateLimitStore.close();
-    await services.attackProtection.close();
+    await closeServices(services);
     await prepared.store.close();
     throw err;
   }
@@ -142,8 +173,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await jobRunner.stop();
         await deliveryWorker.stop();
         await emailQueue?.stop();
-        await services.rateLimitStore.close();
-        await services.attackProtection.close();
+        await closeServices(services);
         await prepared.store.close();
       })();
       return closing;

@@ -10,6 +10,7 @@ import type { AttackProtection } from './protection/attack-protection.js';
 import type { Mailer } from './messaging/mailer.js';
 import type { Store } from './store/db.js';
 import type { ClientOrigins } from './tenancy/client-origins.js';
+import type { ChangeBus } from './tenancy/change-bus.js';
 import type { ConfigCache } from './tenancy/config-cache.js';
 import type { TenantResolver } from './tenancy/tenant-resolver.js';
 
@@ -28,4 +29,6 @@ export interface Services {
   attackProtection: AttackProtection;
   /** Email: queued, then sent over SMTP or kept in the dev mailbox (messaging/mailer.ts). */
   mailer: Mailer;
+  /** Tells every node that a tenant's configuration changed, and drops this node's copies when told (tenancy/change-bus.ts). */
+  changes: ChangeBus;
 }

@@ -23,6 +23,7 @@ import { registerEventStreams } from './event-streams.js';
 import { registerEventStreamDeliveries } from './event-streams-deliveries.js';
 import { registerEventStreamTest } from './event-streams-test.js';
 import { registerTenantSettings } from './tenant-settings.js';
+import { registerRateLimitPolicies } from './rate-limit-policies.js';
 import { registerAttackProtection } from './attack-protection.js';
 import { registerJobs } from './jobs.js';
 import { registerJobsUsersExports } from './jobs-users-exports.js';
@@ -43,12 +44,17 @@ export async function registerManagementApi(app: App, services: Services): Promi
         } as typeof route.config;
       });
       api.addHook('onRequest', createManagementAuthenticator(services));
-      // A successful write may change what token requests and CORS read: drop this tenant's cached copies
-      // before the response goes out, so the caller's next request sees its own change.
+      // A successful write (committed by now) may change what every node caches about the tenant: drop this
+      // node's copies and tell the others before the response goes out, so that no request the caller makes
+      // after hearing of its change, on any node, is served from a copy older than it.
       api.addHook('onSend', async (request, reply) => {
         if (request.method !== 'GET' && reply.statusCode < 400 && request.tenant) {
-          services.configCache.invalidate(request.tenant.id);
-          services.clientOrigins.invalidate(request.tenant.id);
+          try {
+            await services.changes.publish(request.tenant.id);
+          } catch (err) {
+            // The change is committed; other nodes catch up when their copies expire (a few seconds).
+            request.log.warn({ err }, 'could not tell the other nodes about a tenant change');
+          }
         }
       });
       registerResourceServers(api as App, services);
@@ -68,6 +74,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerEventStreamDeliveries(api as App, services);
       registerEventStreamTest(api as App, services);
       registerTenantSettings(api as App, services);
+      registerRateLimitPolicies(api as App, services);
       registerAttackProtection(api as App, services);
       registerJobs(api as App, services);
       registerJobsUsersImports(api as App, services);

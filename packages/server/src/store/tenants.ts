@@ -1,5 +1,5 @@
 /** Tenants and the host names that select them. */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database, TenantsTable } from './schema.js';
 import type { AttackProtectionSettings } from '../protection/settings.js';
 import type { MfaSettings } from '../mfa/policy.js';
@@ -137,6 +137,15 @@ export interface TenantPatch {
   friendlyName?: string;
   baseUrl?: string;
   settings?: TenantSettings;
+}
+
+/**
+ * Locks the tenant's row until the transaction `db` ends (PostgreSQL; SQLite has one writer at a time): for
+ * read-modify-write of its settings, and to order stream writes with the changes that fan out to streams.
+ */
+export async function lockTenant(db: Kysely<Database>, id: string): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`select id from tenants where id = ${id} for update`.execute(db);
 }
 
 export async function updateTenant(db: Kysely<Database>, id: string, patch: TenantPatch, now = Date.now()): Promise<void> {
