@@ -9,6 +9,7 @@
 import http from 'node:http';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
@@ -304,6 +305,11 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/clients/{id}', body: () => ({ description: 'The fixture app' }) },
   { operation: 'PATCH /api/v2/clients/{id}', status: 403, body: () => ({ token_endpoint_auth_method: 'none' }), path: (f) => `/api/v2/clients/${f.test.admin.client_id}` },
   { operation: 'POST /api/v2/clients/{id}/rotate-secret', path: (f) => `/api/v2/clients/${f.m2m.client_id}/rotate-secret` },
+  {
+    operation: 'POST /api/v2/clients/{id}/rotate-secret',
+    status: 403,
+    path: (f) => `/api/v2/clients/${globalClientId(f.test.server.prepared.bootstrap!.tenant)}/rotate-secret`,
+  },
   { operation: 'GET /api/v2/client-grants' },
   { operation: 'POST /api/v2/client-grants', body: async (f) => ({ client_id: (await api(f, 'POST', '/clients', { name: unique('c ') })).client_id, audience: f.rs.identifier, scope: [] }) },
   { operation: 'POST /api/v2/client-grants', status: 409, body: (f) => ({ client_id: f.m2m.client_id, audience: f.rs.identifier, scope: [] }) },
