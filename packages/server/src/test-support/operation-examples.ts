@@ -247,11 +247,18 @@ const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g,
 /** Not-offered features: each read answers its empty shape, each write a 501 (management/not-offered.ts). */
 function notOfferedExamples(): ManagementExample[] {
   return NOT_OFFERED.flatMap((entry) => [
-    ...entry.reads.flatMap((read) => [
-      { operation: `GET ${templateOf(read.path)}` },
-      { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+    ...entry.reads.flatMap((read): ManagementExample[] =>
+      read.shape.paging === 'none'
+        ? [{ operation: `GET ${templateOf(read.path)}`, status: 404 }]
+        : [
+            { operation: `GET ${templateOf(read.path)}` },
+            { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+          ],
+    ),
+    ...entry.writes.flatMap((write): ManagementExample[] => [
+      ...(write.acceptsEmpty ? [{ operation: `${write.method} ${templateOf(write.path)}`, status: 200, body: () => [] }] : []),
+      { operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) },
     ]),
-    ...entry.writes.map((write) => ({ operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) })),
   ]);
 }
 
