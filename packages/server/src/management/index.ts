@@ -29,6 +29,9 @@ import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
 import { registerNotOffered } from './not-offered.js';
+import { registerBranding } from './branding.js';
+import { registerPrompts } from './prompts.js';
+import { registerBotDetection } from './bot-detection.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -74,6 +77,9 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerJobsUsersExports(api as App, services);
       registerJobsVerificationEmail(api as App, services);
       registerNotOffered(api as App);
+      registerBranding(api as App, services);
+      registerPrompts(api as App, services);
+      registerBotDetection(api as App);
     },
     { prefix: '/api/v2' },
   );

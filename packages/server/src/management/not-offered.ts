@@ -27,7 +27,9 @@ type EmptyShape =
    * A single settings object of the feature (an MFA provider's credentials): there is none, so 404 `not_offered`,
    * as the reference answers where the feature is not available.
    */
-  | { paging: 'none' };
+  | { paging: 'none' }
+  /** `{}`: a settings object with nothing set (a prompt's partials). */
+  | { paging: 'empty-object' };
 
 export interface NotOfferedFeature {
   /** As the message says it: "Rules are not offered…". */
@@ -194,6 +196,37 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
     ],
   },
   {
+    feature: 'Universal Login templates and themes',
+    why: 'the hosted pages are this server’s own; their look is /api/v2/branding and their texts /api/v2/prompts',
+    readScope: 'read:branding',
+    writeScope: { create: 'update:branding', update: 'update:branding', delete: 'delete:branding' },
+    reads: [
+      { path: '/branding/templates/universal-login', shape: { paging: 'none' } },
+      { path: '/branding/themes/default', shape: { paging: 'none' } },
+    ],
+    writes: [
+      { method: 'PUT', path: '/branding/templates/universal-login' },
+      { method: 'DELETE', path: '/branding/templates/universal-login' },
+      { method: 'POST', path: '/branding/themes' },
+      { method: 'PATCH', path: '/branding/themes/:themeId' },
+      { method: 'DELETE', path: '/branding/themes/:themeId' },
+    ],
+  },
+  {
+    feature: 'Prompt partials and screen rendering',
+    why: 'custom HTML and client-side rendering inside the hosted pages; their texts are /api/v2/prompts/{prompt}/custom-text',
+    readScope: 'read:prompts',
+    writeScope: { update: 'update:prompts' },
+    reads: [
+      { path: '/prompts/:prompt/partials', shape: { paging: 'empty-object' } },
+      { path: '/prompts/rendering', shape: { paging: 'offset', key: 'configs' } },
+    ],
+    writes: [
+      { method: 'PUT', path: '/prompts/:prompt/partials' },
+      { method: 'PATCH', path: '/prompts/:prompt/screen/:screen/rendering' },
+    ],
+  },
+  {
     feature: 'MFA (Guardian factors and policies)',
     why: 'sign-in is by password, passwordless code or link; a second factor is not offered yet',
     readScope: 'read:guardian_factors',
@@ -238,6 +271,8 @@ function emptyShapeSchema(shape: EmptyShape): TSchema {
   switch (shape.paging) {
     case 'none':
       return Type.Never();
+    case 'empty-object':
+      return Type.Object({}, { additionalProperties: false });
     case 'array':
       return EmptyList;
     case 'object':
@@ -268,6 +303,8 @@ function emptyShape(shape: EmptyShape, query: ListQuery, feature: string, messag
   const perPage = query.per_page ?? 50;
   const page = query.page ?? 0;
   switch (shape.paging) {
+    case 'empty-object':
+      return {};
     case 'none':
       throw new NotFound(`There is none: ${feature} ${message}`, 'not_offered');
     case 'array':

@@ -214,6 +214,8 @@ export function fillPath(template: string, f: Fixtures): string {
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
     ...notOfferedPathValues(),
+    '/api/v2/prompts/{prompt}': 'login',
+    '/api/v2/prompts/{prompt}/custom-text/{language}': 'en',
   };
   // Each parameter is named by the path up to it.
   const parts = template.split('/');
@@ -399,6 +401,21 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/attack-protection/breached-password-detection', body: () => ({ enabled: false }) },
   { operation: 'GET /api/v2/attack-protection/suspicious-ip-throttling' },
   { operation: 'PATCH /api/v2/attack-protection/suspicious-ip-throttling', body: () => ({ enabled: true }) },
+  { operation: 'GET /api/v2/branding' },
+  { operation: 'PATCH /api/v2/branding', body: () => ({ colors: { primary: '#0f766e', page_background: '#ffffff' }, favicon_url: 'https://cdn.example.com/f.png' }) },
+  { operation: 'GET /api/v2/prompts' },
+  { operation: 'PATCH /api/v2/prompts', body: () => ({ identifier_first: false }) },
+  { operation: 'PATCH /api/v2/prompts', status: 501, body: () => ({ identifier_first: true }) },
+  { operation: 'GET /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr' },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { title: 'Bienvenue' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 400, path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { unknownKey: 'x' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 501, path: () => '/api/v2/prompts/mfa-otp/custom-text/en', body: () => ({}) },
+  { operation: 'GET /api/v2/attack-protection/bot-detection' },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', body: () => ({ challenge_password_policy: 'never' }) },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', status: 501, body: () => ({ challenge_password_policy: 'always' }) },
+  { operation: 'GET /api/v2/attack-protection/captcha' },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', body: () => ({}) },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', status: 501, body: () => ({ active_provider_id: 'simple_captcha', simple_captcha: {} }) },
   ...notOfferedExamples(),
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
