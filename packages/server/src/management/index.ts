@@ -18,6 +18,7 @@ import { registerOrganizations } from './organizations.js';
 import { registerOrganizationMembers } from './organization-members.js';
 import { registerOrganizationConnections } from './organization-connections.js';
 import { registerOrganizationGroups } from './organization-groups.js';
+import { registerOrganizationClientGrants } from './organization-client-grants.js';
 import { registerGroups } from './groups.js';
 import { registerEventStreams } from './event-streams.js';
 import { registerEventStreamDeliveries } from './event-streams-deliveries.js';
@@ -66,6 +67,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerOrganizationMembers(api as App, services);
       registerOrganizationConnections(api as App, services);
       registerOrganizationGroups(api as App, services);
+      registerOrganizationClientGrants(api as App, services);
       registerGroups(api as App, services);
       registerEventStreams(api as App, services);
       registerEventStreamDeliveries(api as App, services);

@@ -195,6 +195,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/client-grants/{id}': f.grant.id,
     '/api/v2/roles/{id}': f.role.id,
     '/api/v2/organizations/{id}': f.org.id,
+    '/api/v2/organizations/{id}/client-grants/{grant_id}': 'cgr_notassociated',
     '/api/v2/organizations/name/{name}': f.org.name,
     '/api/v2/organizations/{id}/enabled_connections/{connection_id}': f.databaseConnection.id,
     '/api/v2/organizations/{id}/connections/{connection_id}': f.databaseConnection.id,
@@ -243,6 +244,18 @@ export interface ManagementExample {
 }
 
 const enc = encodeURIComponent;
+
+const organizationGrants = new Map<string, string>();
+/** A client grant made for organizations (organization_usage `allow`, or `deny` to be refused), once per usage. */
+async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow'): Promise<string> {
+  const key = `${f.test.url} ${usage}`;
+  const known = organizationGrants.get(key);
+  if (known) return known;
+  const client = await api(f, 'POST', '/clients', { name: unique('org grant '), app_type: 'non_interactive' });
+  const grant = await api(f, 'POST', '/client-grants', { client_id: client.client_id, audience: f.rs.identifier, scope: [], organization_usage: usage });
+  organizationGrants.set(key, grant.id as string);
+  return grant.id as string;
+}
 
 const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 
@@ -359,6 +372,13 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/organizations/{id}/connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
   { operation: 'GET /api/v2/organizations/{id}/connections/{connection_id}' },
   { operation: 'PATCH /api/v2/organizations/{id}/connections/{connection_id}', body: () => ({ is_signup_enabled: true }) },
+  { operation: 'GET /api/v2/organizations/{id}/client-grants' },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', body: async (f) => ({ grant_id: await organizationGrant(f) }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 409, body: async (f) => ({ grant_id: await organizationGrant(f) }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 404, body: () => ({ grant_id: 'cgr_doesnotexist' }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 400, body: async (f) => ({ grant_id: await organizationGrant(f, 'deny') }) },
+  { operation: 'DELETE /api/v2/organizations/{id}/client-grants/{grant_id}', status: 204, path: async (f) => `/api/v2/organizations/${f.org.id}/client-grants/${await organizationGrant(f)}` },
+  { operation: 'DELETE /api/v2/organizations/{id}/client-grants/{grant_id}', status: 404 },
   { operation: 'GET /api/v2/organizations/{id}/groups' },
   { operation: 'GET /api/v2/organizations/{id}/groups/{group_id}/roles' },
   { operation: 'POST /api/v2/organizations/{id}/groups/{group_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
