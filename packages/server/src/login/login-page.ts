@@ -11,6 +11,7 @@ import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { renderLoginPage } from './pages/login.js';
+import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
@@ -23,11 +24,13 @@ const place = (step: LoginStep) => ({ page: 'login', binding: step.transaction.i
 function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
   const { transaction, client } = step;
   const options = databaseOptions(connection);
+  const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   return sendHostedPage(
     reply,
     request.tenant,
     (context) =>
       renderLoginPage(context, {
+        texts: screenTexts(request.tenant, 'login', 'login', language),
         action: LOGIN_PATH,
         csrfToken: transaction.csrfToken,
         transaction: transaction.id,
@@ -39,7 +42,7 @@ function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep
         forgotPasswordUrl: `${RESET_PASSWORD_PATH}?state=${transaction.id}`,
       }),
     // Chromium applies form-action to the redirects after the POST too: the chain ends at the client's callback.
-    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri] },
+    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri], language },
   );
 }
 

@@ -37,6 +37,7 @@ import {
 } from '../store/clients.js';
 import { clientSecretContext } from '../tenancy/bootstrap.js';
 import { InsufficientScope } from './authenticate.js';
+import { isGlobalClientId, presentGlobalClient } from './global-client.js';
 import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 
@@ -631,6 +632,13 @@ function refuseUnknownProperties(known: Record<string, unknown>, fixed: Record<s
   };
 }
 
+/** The global client is a read-only view of the tenant (management/global-client.ts). */
+function refuseGlobalClient(tenant: FastifyRequest['tenant'], clientId: string): void {
+  if (isGlobalClientId(tenant, clientId)) {
+    throw new OperationNotSupported('The global client ("All Applications") is read-only here: it has no secret and no settings of its own, and custom login page HTML is not offered');
+  }
+}
+
 function hasScope(request: FastifyRequest, ...scopes: string[]): boolean {
   return scopes.some((s) => request.principal.scopes.has(s));
 }
@@ -675,6 +683,9 @@ export function registerClients(api: App, services: Services): void {
       }
       const keys = hasScope(request, 'read:client_keys');
       const bodies = clients.map((c) => selectFields(present(c, request.tenant.name, view(c, keys)), names, query.include_fields ?? true));
+      // The global client (management/global-client.ts) first, as the reference lists it, unless a filter excludes it.
+      const globalMatches = query.is_global !== false && query.is_first_party !== false && query.app_type === undefined && (query.q ?? '') === '';
+      if (globalMatches) bodies.unshift(selectFields(presentGlobalClient(request.tenant), names, query.include_fields ?? true));
       return paginate(bodies, query, 'clients');
     },
   });
@@ -749,6 +760,7 @@ export function registerClients(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const names = parseFields(request.query.fields);
+      if (isGlobalClientId(request.tenant, request.params.id)) return selectFields(presentGlobalClient(request.tenant), names, request.query.include_fields ?? true);
       const client = await find(request.tenant.id, request.params.id);
       const body = present(client, request.tenant.name, view(client, hasScope(request, 'read:client_keys')));
       return selectFields(body, names, request.query.include_fields ?? true);
@@ -763,7 +775,7 @@ export function registerClients(api: App, services: Services): void {
       response: {
         200: ClientBody,
         ...errorResponses('management', {
-          403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential)',
+          403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential; the global client is read-only)',
           404: 'inexistent_client',
         }),
       },
@@ -776,6 +788,7 @@ export function registerClients(api: App, services: Services): void {
       const input = request.body;
       // The reference: client_secret (like signing keys) can only be updated with update:client_keys.
       if (input.client_secret !== undefined && !hasScope(request, 'update:client_keys')) throw new InsufficientScope(['update:client_keys']);
+      refuseGlobalClient(request.tenant, request.params.id);
       const existing = await find(request.tenant.id, request.params.id);
       const { created_at: _created, updated_at: _updated, ...current } = existing;
       const next: NewClient = { ...current };
@@ -837,10 +850,11 @@ export function registerClients(api: App, services: Services): void {
       params: IdParams,
       response: {
         204: noContent('Deleted, with its grants and tokens'),
-        ...errorResponses('management', { 403: 'operation_not_supported: the admin client cannot be deleted', 404: 'inexistent_client' }),
+        ...errorResponses('management', { 403: 'operation_not_supported: the admin client and the global client cannot be deleted', 404: 'inexistent_client' }),
       },
     }),
     handler: async (request, reply) => {
+      refuseGlobalClient(request.tenant, request.params.id);
       const client = await find(request.tenant.id, request.params.id);
       // The admin client holds the Management API grant that bootstrap recreates on every start, and its
       // credentials are the operator's way in: deleting it would lock the operator out of this API.
@@ -855,9 +869,10 @@ export function registerClients(api: App, services: Services): void {
     ...operation(['update:client_keys'], {
       summary: "Rotate a client's secret",
       params: IdParams,
-      response: { 200: ClientBody, ...errorResponses('management', { 404: 'inexistent_client' }) },
+      response: { 200: ClientBody, ...errorResponses('management', { 403: 'operation_not_supported: the global client has no secret', 404: 'inexistent_client' }) },
     }),
     handler: async (request) => {
+      refuseGlobalClient(request.tenant, request.params.id);
       const client = await find(request.tenant.id, request.params.id);
       const method = registeredMethod(client);
       if (method !== 'client_secret_post' && method !== 'client_secret_basic') {

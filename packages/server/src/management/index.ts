@@ -18,6 +18,7 @@ import { registerOrganizations } from './organizations.js';
 import { registerOrganizationMembers } from './organization-members.js';
 import { registerOrganizationConnections } from './organization-connections.js';
 import { registerOrganizationGroups } from './organization-groups.js';
+import { registerOrganizationClientGrants } from './organization-client-grants.js';
 import { registerGroups } from './groups.js';
 import { registerEventStreams } from './event-streams.js';
 import { registerEventStreamDeliveries } from './event-streams-deliveries.js';
@@ -30,6 +31,9 @@ import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
 import { registerNotOffered } from './not-offered.js';
+import { registerBranding } from './branding.js';
+import { registerPrompts } from './prompts.js';
+import { registerBotDetection } from './bot-detection.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -69,6 +73,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerOrganizationMembers(api as App, services);
       registerOrganizationConnections(api as App, services);
       registerOrganizationGroups(api as App, services);
+      registerOrganizationClientGrants(api as App, services);
       registerGroups(api as App, services);
       registerEventStreams(api as App, services);
       registerEventStreamDeliveries(api as App, services);
@@ -81,6 +86,9 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerJobsUsersExports(api as App, services);
       registerJobsVerificationEmail(api as App, services);
       registerNotOffered(api as App);
+      registerBranding(api as App, services);
+      registerPrompts(api as App, services);
+      registerBotDetection(api as App);
     },
     { prefix: '/api/v2' },
   );

@@ -257,6 +257,15 @@ export interface Database {
   group_members: GroupMembersTable;
   group_roles: GroupRolesTable;
   organization_group_roles: OrganizationGroupRolesTable;
+  organization_client_grants: OrganizationClientGrantsTable;
+}
+
+/** 0017: client grants associated with an organization. */
+export interface OrganizationClientGrantsTable {
+  organization_id: string;
+  grant_id: string;
+  tenant_id: string;
+  created_at: number;
 }
 
 // --- event streams (0006) ----------------------------------------------------------------------------------

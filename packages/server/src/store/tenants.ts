@@ -13,7 +13,15 @@ export interface RateLimitSetting {
 }
 
 export interface TenantSettings {
-  branding?: { logo_url?: string; primary_color?: string };
+  /** The hosted pages' look (/api/v2/branding; logo and primary colour also through /tenants/settings). */
+  branding?: { logo_url?: string; primary_color?: string; page_background?: string; favicon_url?: string; font_url?: string };
+  /** Contact details shown to people (/tenants/settings `support_email`, `support_url`). */
+  support_email?: string;
+  support_url?: string;
+  /** The hosted pages' languages, the first being the default (login/texts.ts); English when unset. */
+  enabled_locales?: string[];
+  /** The hosted pages' own texts per prompt, language and screen (/api/v2/prompts/{prompt}/custom-text/{language}). */
+  prompts?: { custom_text?: Record<string, Record<string, Record<string, Record<string, string>>>> };
   /** Tenant-level allowed logout URLs (used when logout names no client). */
   allowed_logout_urls?: string[];
   /** Rate limits by bucket name; missing buckets use the defaults. */

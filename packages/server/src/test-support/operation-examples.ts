@@ -9,6 +9,7 @@
 import http from 'node:http';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
@@ -194,6 +195,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/client-grants/{id}': f.grant.id,
     '/api/v2/roles/{id}': f.role.id,
     '/api/v2/organizations/{id}': f.org.id,
+    '/api/v2/organizations/{id}/client-grants/{grant_id}': 'cgr_notassociated',
     '/api/v2/organizations/name/{name}': f.org.name,
     '/api/v2/organizations/{id}/enabled_connections/{connection_id}': f.databaseConnection.id,
     '/api/v2/organizations/{id}/connections/{connection_id}': f.databaseConnection.id,
@@ -214,6 +216,8 @@ export function fillPath(template: string, f: Fixtures): string {
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
     ...notOfferedPathValues(),
+    '/api/v2/prompts/{prompt}': 'login',
+    '/api/v2/prompts/{prompt}/custom-text/{language}': 'en',
   };
   // Each parameter is named by the path up to it.
   const parts = template.split('/');
@@ -242,16 +246,35 @@ export interface ManagementExample {
 
 const enc = encodeURIComponent;
 
+const organizationGrants = new Map<string, string>();
+/** A client grant made for organizations (organization_usage `allow`, or `deny` to be refused), once per usage. */
+async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow'): Promise<string> {
+  const key = `${f.test.url} ${usage}`;
+  const known = organizationGrants.get(key);
+  if (known) return known;
+  const client = await api(f, 'POST', '/clients', { name: unique('org grant '), app_type: 'non_interactive' });
+  const grant = await api(f, 'POST', '/client-grants', { client_id: client.client_id, audience: f.rs.identifier, scope: [], organization_usage: usage });
+  organizationGrants.set(key, grant.id as string);
+  return grant.id as string;
+}
+
 const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 
 /** Not-offered features: each read answers its empty shape, each write a 501 (management/not-offered.ts). */
 function notOfferedExamples(): ManagementExample[] {
   return NOT_OFFERED.flatMap((entry) => [
-    ...entry.reads.flatMap((read) => [
-      { operation: `GET ${templateOf(read.path)}` },
-      { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+    ...entry.reads.flatMap((read): ManagementExample[] =>
+      read.shape.paging === 'none'
+        ? [{ operation: `GET ${templateOf(read.path)}`, status: 404 }]
+        : [
+            { operation: `GET ${templateOf(read.path)}` },
+            { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+          ],
+    ),
+    ...entry.writes.flatMap((write): ManagementExample[] => [
+      ...(write.acceptsEmpty ? [{ operation: `${write.method} ${templateOf(write.path)}`, status: 200, body: () => [] }] : []),
+      { operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) },
     ]),
-    ...entry.writes.map((write) => ({ operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) })),
   ]);
 }
 
@@ -305,6 +328,11 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/clients/{id}', body: () => ({ description: 'The fixture app' }) },
   { operation: 'PATCH /api/v2/clients/{id}', status: 403, body: () => ({ token_endpoint_auth_method: 'none' }), path: (f) => `/api/v2/clients/${f.test.admin.client_id}` },
   { operation: 'POST /api/v2/clients/{id}/rotate-secret', path: (f) => `/api/v2/clients/${f.m2m.client_id}/rotate-secret` },
+  {
+    operation: 'POST /api/v2/clients/{id}/rotate-secret',
+    status: 403,
+    path: (f) => `/api/v2/clients/${globalClientId(f.test.server.prepared.bootstrap!.tenant)}/rotate-secret`,
+  },
   { operation: 'GET /api/v2/client-grants' },
   { operation: 'POST /api/v2/client-grants', body: async (f) => ({ client_id: (await api(f, 'POST', '/clients', { name: unique('c ') })).client_id, audience: f.rs.identifier, scope: [] }) },
   { operation: 'POST /api/v2/client-grants', status: 409, body: (f) => ({ client_id: f.m2m.client_id, audience: f.rs.identifier, scope: [] }) },
@@ -345,6 +373,13 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/organizations/{id}/connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
   { operation: 'GET /api/v2/organizations/{id}/connections/{connection_id}' },
   { operation: 'PATCH /api/v2/organizations/{id}/connections/{connection_id}', body: () => ({ is_signup_enabled: true }) },
+  { operation: 'GET /api/v2/organizations/{id}/client-grants' },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', body: async (f) => ({ grant_id: await organizationGrant(f) }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 409, body: async (f) => ({ grant_id: await organizationGrant(f) }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 404, body: () => ({ grant_id: 'cgr_doesnotexist' }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 400, body: async (f) => ({ grant_id: await organizationGrant(f, 'deny') }) },
+  { operation: 'DELETE /api/v2/organizations/{id}/client-grants/{grant_id}', status: 204, path: async (f) => `/api/v2/organizations/${f.org.id}/client-grants/${await organizationGrant(f)}` },
+  { operation: 'DELETE /api/v2/organizations/{id}/client-grants/{grant_id}', status: 404 },
   { operation: 'GET /api/v2/organizations/{id}/groups' },
   { operation: 'GET /api/v2/organizations/{id}/groups/{group_id}/roles' },
   { operation: 'POST /api/v2/organizations/{id}/groups/{group_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
@@ -394,6 +429,21 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/attack-protection/breached-password-detection', body: () => ({ enabled: false }) },
   { operation: 'GET /api/v2/attack-protection/suspicious-ip-throttling' },
   { operation: 'PATCH /api/v2/attack-protection/suspicious-ip-throttling', body: () => ({ enabled: true }) },
+  { operation: 'GET /api/v2/branding' },
+  { operation: 'PATCH /api/v2/branding', body: () => ({ colors: { primary: '#0f766e', page_background: '#ffffff' }, favicon_url: 'https://cdn.example.com/f.png' }) },
+  { operation: 'GET /api/v2/prompts' },
+  { operation: 'PATCH /api/v2/prompts', body: () => ({ identifier_first: false }) },
+  { operation: 'PATCH /api/v2/prompts', status: 501, body: () => ({ identifier_first: true }) },
+  { operation: 'GET /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr' },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { title: 'Bienvenue' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 400, path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { unknownKey: 'x' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 501, path: () => '/api/v2/prompts/mfa-otp/custom-text/en', body: () => ({}) },
+  { operation: 'GET /api/v2/attack-protection/bot-detection' },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', body: () => ({ challenge_password_policy: 'never' }) },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', status: 501, body: () => ({ challenge_password_policy: 'always' }) },
+  { operation: 'GET /api/v2/attack-protection/captcha' },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', body: () => ({}) },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', status: 501, body: () => ({ active_provider_id: 'simple_captcha', simple_captcha: {} }) },
   ...notOfferedExamples(),
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
