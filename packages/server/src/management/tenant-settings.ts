@@ -7,7 +7,8 @@
  *    session uses (168 and 72) when never set;
  *  - an empty string clears `picture_url`, `default_audience` and `default_directory`;
  *  - `default_directory` must name an existing database (`auth0`) connection;
- *  - `allow_insecure_webhooks` lets event streams use http and loopback or private addresses (development).
+ *  - `allow_insecure_webhooks` lets event streams use http and loopback or private addresses (development);
+ *  - `log_retention_days` (1 to 3650, default 30) is how long tenant logs are kept (logs/writer.ts prunes).
  * A write drops this process's cached tenant, so the next request sees it; other nodes within 5 s.
  */
 import { Type, type Static } from '@fastify/type-provider-typebox';
@@ -16,6 +17,7 @@ import { InvalidInput, NotFound } from '../http/errors.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName } from '../store/connections.js';
 import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { logRetentionDays } from '../logs/writer.js';
 import { operation } from './operation.js';
 
 /** What login/session.ts uses when a lifetime was never set. */
@@ -37,6 +39,7 @@ const SettingsView = Type.Object({
   default_directory: Type.Optional(Type.String()),
   universal_login: Type.Optional(Type.Object({ colors: Type.Object({ primary: Type.Optional(Type.String()) }) })),
   allow_insecure_webhooks: Type.Boolean(),
+  log_retention_days: Type.Integer({ description: 'Days tenant logs are kept' }),
 });
 type SettingsView = Static<typeof SettingsView>;
 
@@ -56,6 +59,7 @@ const SettingsPatch = Type.Object(
       ),
     ),
     allow_insecure_webhooks: Type.Optional(Type.Boolean()),
+    log_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
   },
   { additionalProperties: false },
 );
@@ -73,6 +77,7 @@ function present(tenant: Tenant): SettingsView {
     ...(s.default_directory && { default_directory: s.default_directory }),
     ...(s.branding?.primary_color && { universal_login: { colors: { primary: s.branding.primary_color } } }),
     allow_insecure_webhooks: s.allow_insecure_webhooks === true,
+    log_retention_days: logRetentionDays(s),
   };
 }
 
@@ -97,6 +102,7 @@ function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSetti
     default_audience: orUnset(patch.default_audience, settings.default_audience),
     default_directory: orUnset(patch.default_directory, settings.default_directory),
     ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
+    ...(patch.log_retention_days !== undefined && { log_retention_days: patch.log_retention_days }),
   };
   // Unset values are dropped rather than stored as undefined/null.
   return JSON.parse(JSON.stringify(next)) as TenantSettings;

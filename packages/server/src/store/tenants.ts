@@ -38,6 +38,8 @@ export interface TenantSettings {
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
   attack_protection?: AttackProtectionSettings;
+  /** Days tenant logs are kept (logs/writer.ts); 30 when never set. */
+  log_retention_days?: number;
 }
 
 export interface Tenant {

@@ -13,6 +13,7 @@
  * 401 invalid_client that does not say which part was wrong.
  */
 import type { FastifyRequest } from 'fastify';
+import { noteForLog } from '../../logs/request-notes.js';
 import { InvalidRequest } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
@@ -136,5 +137,6 @@ export async function authenticateClient(
     presented,
     audiences: [tenant.issuer, options.endpointUrl],
   });
+  noteForLog(request, { client: { client_id: client.client_id, name: client.name } });
   return client;
 }
