@@ -20,7 +20,7 @@ import { parseLogQuery, type LogFilter } from '../logs/query.js';
 import type { App, Services } from '../services.js';
 import { countLogs, findLog, logsAfter, searchLogs } from '../store/logs.js';
 import { operation } from './operation.js';
-import { selectFields } from './users.js';
+import { selectFields } from './user-view.js';
 
 const READ_SCOPES = ['read:logs', 'read:logs_users'];
 const DEFAULT_PER_PAGE = 50;
