@@ -144,6 +144,28 @@ describe.each(dialects)('tenant logs on %s', (dialect) => {
     expect((await api('/attack-protection/brute-force-protection', { method: 'PATCH', body: JSON.stringify({ max_attempts: 10 }) })).status).toBe(200);
   });
 
+  it('logs logouts (slo, flo), refresh-token revocations (srrt), deletions (du) and password change requests (scpr)', async () => {
+    expect((await fetch(`${server.url}/v2/logout`, { redirect: 'manual' })).status).toBe(200);
+    expect((await fetch(`${server.url}/v2/logout?client_id=nope`, { redirect: 'manual' })).status).toBe(400);
+    expect(await q('type:slo')).toHaveLength(1);
+    expect(await q('type:flo')).toEqual([expect.objectContaining({ description: expect.stringContaining('Unknown client') })]);
+
+    const user = await createUser(server);
+    const login = await realm({ username: user.email, password: PASSWORD, scope: 'openid offline_access' });
+    const refreshToken = String(login.body.refresh_token);
+    secrets.push(refreshToken, String(login.body.access_token), String(login.body.id_token));
+    expect((await post(server, '/oauth/revoke', { ...app.auth, token: refreshToken })).status).toBe(200);
+    expect(await q('type:srrt')).toEqual([expect.objectContaining({ user_id: user.user_id, client_id: app.client.client_id })]);
+
+    expect((await post(server, '/dbconnections/change_password', { client_id: app.client.client_id, connection: DATABASE_CONNECTION_NAME, email: user.email! }, { json: true })).status).toBe(200);
+    expect(await q('type:scpr')).toEqual([expect.objectContaining({ user_name: user.email, connection: DATABASE_CONNECTION_NAME })]);
+
+    expect((await api(`/users/${encodeURIComponent(user.user_id)}`, { method: 'DELETE' })).status).toBe(204);
+    expect(await q(`type:du AND user_id:"${user.user_id}"`)).toEqual([expect.objectContaining({ user_name: user.email, client_id: expect.any(String) })]);
+    // A user's logs outlive the user.
+    expect(((await api(`/users/${encodeURIComponent(user.user_id)}/logs`)).body as Log[]).map((l) => l.type)).toEqual(['du', 'srrt', 'sepft']);
+  });
+
   it('answers q with the Lucene forms it supports, and 400 for the rest', async () => {
     const failures = await q('type:(fp OR fu)');
     expect(failures.length).toBeGreaterThanOrEqual(3);
@@ -226,15 +248,15 @@ describe.each(dialects)('tenant logs on %s', (dialect) => {
     const DAY = 86_400_000;
     const origin = { ip: null, user_agent: null, hostname: null };
     await writeLogEvents(db, [
-      logRow(tenantId, { type: 'du', description: 'forty days ago' }, origin, Date.now() - 40 * DAY),
-      logRow(tenantId, { type: 'du', description: 'twenty days ago' }, origin, Date.now() - 20 * DAY),
+      logRow(tenantId, { type: 'fv', description: 'forty days ago' }, origin, Date.now() - 40 * DAY),
+      logRow(tenantId, { type: 'fv', description: 'twenty days ago' }, origin, Date.now() - 20 * DAY),
     ]);
-    expect((await q('type:du')).map((l) => l.description)).toEqual(['twenty days ago', 'forty days ago']);
+    expect((await q('type:fv')).map((l) => l.description)).toEqual(['twenty days ago', 'forty days ago']);
     await server.server.services.tenantLogs.prune();
-    expect((await q('type:du')).map((l) => l.description)).toEqual(['twenty days ago']);
+    expect((await q('type:fv')).map((l) => l.description)).toEqual(['twenty days ago']);
     expect((await api('/tenants/settings', { method: 'PATCH', body: JSON.stringify({ log_retention_days: 10 }) })).body).toMatchObject({ log_retention_days: 10 });
     await server.server.services.tenantLogs.prune();
-    expect(await q('type:du')).toEqual([]);
+    expect(await q('type:fv')).toEqual([]);
     expect((await api('/tenants/settings', { method: 'PATCH', body: JSON.stringify({ log_retention_days: 0 }) })).status).toBe(400);
   });
 
