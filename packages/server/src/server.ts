@@ -22,6 +22,7 @@ import { createMemoryCounterStore } from './protection/memory-counter-store.js';
 import { createRedisCounterStore } from './protection/redis-counter-store.js';
 import { EmailQueue } from './messaging/mailer.js';
 import { JobRunner } from './jobs/runner.js';
+import { TenantLogWriter } from './logs/writer.js';
 import type { App, Services } from './services.js';
 import { migrateToLatest, openStore, type QueryObserver, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
@@ -106,6 +107,8 @@ export function createServices(config: Config, prepared: Prepared): Services {
 
 /** Closes what createServices opened besides storage. */
 export async function closeServices(services: Services): Promise<void> {
+  // After the app: the last requests' log events are written before storage closes.
+  await services.tenantLogs.close();
   await services.rateLimitStore.close();
   await services.attackProtection.close();
   await services.changes.close();
@@ -126,6 +129,7 @@ function newServices(config: Config, prepared: Prepared): Services {
     }),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
     changes: changeBusFor(config, prepared.store),
+    tenantLogs: new TenantLogWriter(prepared.store),
   };
 }
 
@@ -157,6 +161,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   emailQueue?.start(app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
   const jobRunner = new JobRunner(services, app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
   jobRunner.start();
+  services.tenantLogs.start(app.log);
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const listenHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;

@@ -8,6 +8,7 @@ import type { Sealer } from './crypto/sealing.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import type { AttackProtection } from './protection/attack-protection.js';
 import type { Mailer } from './messaging/mailer.js';
+import type { TenantLogWriter } from './logs/writer.js';
 import type { Store } from './store/db.js';
 import type { ClientOrigins } from './tenancy/client-origins.js';
 import type { ChangeBus } from './tenancy/change-bus.js';
@@ -31,4 +32,6 @@ export interface Services {
   mailer: Mailer;
   /** Tells every node that a tenant's configuration changed, and drops this node's copies when told (tenancy/change-bus.ts). */
   changes: ChangeBus;
+  /** Tenant log events: batched writes of outcomes, and retention (logs/writer.ts). */
+  tenantLogs: TenantLogWriter;
 }

@@ -20,6 +20,8 @@ export interface EventContext {
   request_id?: string;
   ip?: string;
   user_agent?: string;
+  /** The Host the request came to; only tenant logs use it (not part of an event's `data.context`). */
+  hostname?: string;
 }
 
 export interface RaisedEvent {

@@ -1,6 +1,7 @@
 /** GET/POST /u/login: identifier and password for the request's database connection. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
+import { recordPasswordLogin } from '../logs/login-outcomes.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
 import { InvalidRequest } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
@@ -101,6 +102,7 @@ export function registerLoginPage(app: App, services: Services): void {
     const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);
     if (!identifier || !password || password.length > 1024) return retry(400, 'Enter your email and password.');
     const result = await authenticateWithPassword(services, connection, identifier, password, request.ip);
+    recordPasswordLogin(services, { request, client: { client_id: step.client.client_id, name: step.client.name }, connection, identifier, success: 's' }, result);
     switch (result.outcome) {
       case 'wrong_credentials':
         return retry(400, 'Wrong email or password. Check both and try again, or choose “Forgot password?” to set a new one.');

@@ -104,10 +104,12 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
 }
 
 /** Ends this browser's session on the server and clears its cookie. */
-export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<void> {
+/** Ends the browser's session, if it has one; returns whose it was (for the logout's log event). */
+export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<string | undefined> {
   const value = request.cookies[SESSION_COOKIE];
-  if (!value) return;
+  if (!value) return undefined;
   const session = await findSsoSessionByTokenHash(services.store.db, request.tenant.id, sha256(value));
   if (session) await deleteSsoSession(services.store.db, session.id);
   reply.clearCookie(SESSION_COOKIE, cookieOptions(request.tenant));
+  return session?.user_id;
 }

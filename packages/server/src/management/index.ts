@@ -3,6 +3,7 @@
  * scope check (authenticate.ts), with every operation declaring its scopes (operation.ts).
  * To find an operation: /api/v2/<resource>/… lives in management/<resource>.ts.
  */
+import { recordManagementOperation } from '../logs/management-operations.js';
 import type { App, Services } from '../services.js';
 import { createManagementAuthenticator } from './authenticate.js';
 import { registerClientGrants } from './client-grants.js';
@@ -27,6 +28,7 @@ import { registerTenantSettings } from './tenant-settings.js';
 import { registerRateLimitPolicies } from './rate-limit-policies.js';
 import { registerAttackProtection } from './attack-protection.js';
 import { registerJobs } from './jobs.js';
+import { registerLogs } from './logs.js';
 import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
@@ -61,6 +63,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
           }
         }
       });
+      // Tenant logs: sapi / fapi / api_limit, once the response is out (logs/management-operations.ts).
+      api.addHook('onResponse', async (request, reply) => recordManagementOperation(services, request, reply));
       registerResourceServers(api as App, services);
       registerConnections(api as App, services);
       registerUsers(api as App, services);
@@ -81,6 +85,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerTenantSettings(api as App, services);
       registerRateLimitPolicies(api as App, services);
       registerAttackProtection(api as App, services);
+      registerLogs(api as App, services);
       registerJobs(api as App, services);
       registerJobsUsersImports(api as App, services);
       registerJobsUsersExports(api as App, services);

@@ -131,7 +131,7 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
   },
   {
     feature: 'Log streams',
-    why: 'tenant logs pushed to a third party; this server writes its logs to standard output (JSON lines)',
+    why: 'tenant logs pushed to a third party; read them from GET /api/v2/logs by checkpoint (from, take) instead',
     readScope: 'read:log_streams',
     writeScope: { create: 'create:log_streams', update: 'update:log_streams', delete: 'delete:log_streams' },
     reads: [{ path: '/log-streams', shape: { paging: 'array' } }],

@@ -56,6 +56,8 @@ import {
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
+import { logRow, requestOrigin } from '../logs/log-event.js';
+import { writeLogEvents } from '../logs/writer.js';
 import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
 import {
   assertPasswordAccepted,
@@ -536,6 +538,9 @@ export function registerUsers(api: App, services: Services): void {
         await deleteUser(db, tenantId, user.user_id, async (trx) => {
           const object = await deletedUserEventObject(trx, user);
           await emitEvent(trx, { tenantId, type: 'user.deleted', object, context: eventContextFrom(request) });
+          // `du` commits with the deletion (tenant logs, logs/writer.ts).
+          const by = { client_id: request.principal.clientId };
+          await writeLogEvents(trx, [logRow(tenantId, { type: 'du', user_id: user.user_id, user_name: user.email ?? user.username ?? undefined, client: by }, requestOrigin(request))]);
         });
       }
       return reply.code(204).send();

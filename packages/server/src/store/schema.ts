@@ -610,6 +610,37 @@ export interface Database {
   job_export_parts: JobExportPartsTable;
 }
 
+// --- tenant logs (0021) ------------------------------------------------------------------------------------
+
+export interface LogsTable {
+  /** Time-ordered decimal digits (logs/log-id.ts). */
+  log_id: string;
+  tenant_id: string;
+  date: number;
+  type: string;
+  description: string | null;
+  client_id: string | null;
+  client_name: string | null;
+  connection: string | null;
+  connection_id: string | null;
+  strategy: string | null;
+  strategy_type: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  hostname: string | null;
+  audience: string | null;
+  scope: string | null;
+  is_mobile: number;
+  /** JSON, or null. */
+  details: string | null;
+}
+
+export interface Database {
+  logs: LogsTable;
+}
+
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------
 
 export type MfaEnrollmentType = 'totp' | 'recovery-code';

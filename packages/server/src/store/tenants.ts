@@ -47,6 +47,8 @@ export interface TenantSettings {
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
   attack_protection?: AttackProtectionSettings;
+  /** Days tenant logs are kept (logs/writer.ts); 30 when never set. */
+  log_retention_days?: number;
   /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
   mfa?: MfaSettings;
 }

@@ -98,6 +98,8 @@ export interface Fixtures {
   failedEventId: string;
   /** A completed users export: its job id, and the path and query of its signed download link. */
   exportJob: { id: string; download: URL };
+  /** A tenant log event (the fixtures' own changes wrote it). */
+  logId: string;
 }
 
 let counter = 0;
@@ -164,7 +166,16 @@ export async function createFixtures(test: TestServer, hookUrl: string): Promise
   }
   if (!failedEventId) throw new Error('no failed delivery recorded for the fixture stream');
   const exportJob = await completedExport(f);
-  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob };
+  const logId = await latestLogId(f);
+  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob, logId };
+}
+
+/** The newest tenant log event's id (the fixtures' own Management API changes wrote some). */
+async function latestLogId(f: Pick<Fixtures, 'test' | 'token'>): Promise<string> {
+  await f.test.server.services.tenantLogs.flush();
+  const [latest] = (await api(f, 'GET', '/logs?per_page=1')) as unknown as { log_id: string }[];
+  if (!latest) throw new Error('no tenant log event to read');
+  return latest.log_id;
 }
 
 /** Waits for a job to finish (the job worker runs in the background). */
@@ -213,6 +224,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
     '/api/v2/jobs/{id}': f.exportJob.id,
     '/api/v2/rate-limit-policies/{id}': 'discovery',
+    '/api/v2/logs/{id}': f.logId,
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
     ...notOfferedPathValues(),
@@ -322,6 +334,14 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/users-by-email', query: { email: 'nobody@example.com' } },
   { operation: 'GET /api/v2/user-blocks/{id}' },
   { operation: 'GET /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
+  { operation: 'GET /api/v2/logs' },
+  { operation: 'GET /api/v2/logs', query: { q: 'type:sapi', include_totals: 'true', per_page: '5' } },
+  { operation: 'GET /api/v2/logs', query: { take: '10' } },
+  { operation: 'GET /api/v2/logs', status: 400, query: { q: 'description:anything' } },
+  { operation: 'GET /api/v2/logs/{id}' },
+  { operation: 'GET /api/v2/logs/{id}', status: 404, path: () => '/api/v2/logs/1' },
+  { operation: 'GET /api/v2/users/{id}/logs' },
+  { operation: 'GET /api/v2/users/{id}/logs', status: 400, query: { page: '20', per_page: '100' } },
   { operation: 'GET /api/v2/clients' },
   { operation: 'POST /api/v2/clients', body: () => ({ name: unique('client ') }) },
   { operation: 'GET /api/v2/clients/{id}' },

@@ -16,6 +16,7 @@ import { PASSWORD_REALM_GRANT, passwordRealm } from './password-realm.js';
 import { PASSWORDLESS_OTP_GRANT, passwordlessOtp } from './passwordless-otp.js';
 import { refreshToken } from './refresh-token.js';
 import type { GrantHandler } from './types.js';
+import { recordTokenExchange } from '../../logs/token-exchanges.js';
 
 /** Grant types this server implements; each later grant adds one line. */
 export const GRANTS: Record<string, GrantHandler> = {
@@ -89,7 +90,15 @@ export function registerTokenEndpoint(app: App, services: Services): void {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const grant = Object.hasOwn(GRANTS, request.body.grant_type) ? GRANTS[request.body.grant_type] : undefined;
       if (!grant) throw new UnsupportedGrantType(request.body.grant_type);
-      return grant({ request, params: request.body, services, endpointUrl: `${request.tenant.baseUrl}/oauth/token` });
+      const audience = typeof request.body.audience === 'string' && request.body.audience ? request.body.audience : undefined;
+      try {
+        const tokens = await grant({ request, params: request.body, services, endpointUrl: `${request.tenant.baseUrl}/oauth/token` });
+        recordTokenExchange(services, request, request.body.grant_type, { ok: true, scope: tokens.scope, audience });
+        return tokens;
+      } catch (error) {
+        recordTokenExchange(services, request, request.body.grant_type, { ok: false, error });
+        throw error;
+      }
     },
   });
 }

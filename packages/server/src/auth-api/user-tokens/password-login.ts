@@ -8,6 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import { authenticateWithPassword, databaseConnectionFor } from '../../connections/database-users.js';
 import { InvalidRequest } from '../../http/errors.js';
+import { recordPasswordLogin } from '../../logs/login-outcomes.js';
 import { PasswordLeaked, TooManyAttempts } from '../../protection/errors.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
@@ -35,6 +36,8 @@ export async function passwordLogin(services: Services, request: FastifyRequest,
   const connection = await databaseConnectionFor(services, tenant, client.client_id, login.connectionName);
   if (!connection) throw new InvalidRequest(login.unusableConnection);
   const result = await authenticateWithPassword(services, connection, login.username, login.password, request.ip);
+  // The grant writes its own `sepft` on success (auth-api/token/index.ts); failures are logged by their kind here.
+  recordPasswordLogin(services, { request, client: { client_id: client.client_id, name: client.name }, connection, identifier: login.username, success: null }, result);
   if (result.outcome === 'wrong_credentials') throw new WrongCredentials();
   if (result.outcome === 'blocked') throw new UserBlocked();
   if (result.outcome === 'too_many_attempts') throw new TooManyAttempts(result.reason);

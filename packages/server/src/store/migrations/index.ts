@@ -17,6 +17,7 @@ import * as normalisedEmails from './0011_normalised_emails.js';
 import * as userJobs from './0016_user_jobs.js';
 import * as organizationClientGrants from './0017_organization_client_grants.js';
 import * as usersAtScale from './0019_users_at_scale.js';
+import * as tenantLogs from './0021_tenant_logs.js';
 import * as multiFactor from './0023_multi_factor.js';
 
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0016_user_jobs': userJobs,
   '0017_organization_client_grants': organizationClientGrants,
   '0019_users_at_scale': usersAtScale,
+  '0021_tenant_logs': tenantLogs,
   '0023_multi_factor': multiFactor,
 };
 
