@@ -54,6 +54,7 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       session_lifetime: 168,
       idle_session_lifetime: 72,
       allow_insecure_webhooks: true,
+      require_pushed_authorization_requests: false,
     });
   });
 
@@ -68,6 +69,7 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       default_directory: 'Username-Password-Authentication',
       universal_login: { colors: { primary: '#0059d6' } },
       allow_insecure_webhooks: false,
+      require_pushed_authorization_requests: true,
     };
     const res = await call('PATCH', patch);
     expect(res.status, res.text).toBe(200);
@@ -85,6 +87,7 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
         default_audience: 'https://api.example.com/',
         default_directory: 'Username-Password-Authentication',
         allow_insecure_webhooks: false,
+        require_pushed_authorization_requests: true,
       },
     });
     // The cached tenant was dropped: an event stream to http://localhost is refused right away.

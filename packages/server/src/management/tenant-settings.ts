@@ -37,6 +37,7 @@ const SettingsView = Type.Object({
   default_directory: Type.Optional(Type.String()),
   universal_login: Type.Optional(Type.Object({ colors: Type.Object({ primary: Type.Optional(Type.String()) }) })),
   allow_insecure_webhooks: Type.Boolean(),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'Every application must send its authorization requests through /oauth/par (RFC 9126)' }),
 });
 type SettingsView = Static<typeof SettingsView>;
 
@@ -56,6 +57,7 @@ const SettingsPatch = Type.Object(
       ),
     ),
     allow_insecure_webhooks: Type.Optional(Type.Boolean()),
+    require_pushed_authorization_requests: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -73,6 +75,7 @@ function present(tenant: Tenant): SettingsView {
     ...(s.default_directory && { default_directory: s.default_directory }),
     ...(s.branding?.primary_color && { universal_login: { colors: { primary: s.branding.primary_color } } }),
     allow_insecure_webhooks: s.allow_insecure_webhooks === true,
+    require_pushed_authorization_requests: s.require_pushed_authorization_requests === true,
   };
 }
 
@@ -97,6 +100,7 @@ function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSetti
     default_audience: orUnset(patch.default_audience, settings.default_audience),
     default_directory: orUnset(patch.default_directory, settings.default_directory),
     ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
+    ...(patch.require_pushed_authorization_requests !== undefined && { require_pushed_authorization_requests: patch.require_pushed_authorization_requests }),
   };
   // Unset values are dropped rather than stored as undefined/null.
   return JSON.parse(JSON.stringify(next)) as TenantSettings;

@@ -38,6 +38,8 @@ export interface TenantSettings {
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
   attack_protection?: AttackProtectionSettings;
+  /** RFC 9126 §6: every client of the tenant sends its authorization requests through /oauth/par. */
+  require_pushed_authorization_requests?: boolean;
 }
 
 export interface Tenant {

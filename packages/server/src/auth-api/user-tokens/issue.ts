@@ -78,7 +78,7 @@ export async function issueWithPlan(
   const openid = scopes.includes('openid');
   const scope = scopes.join(' ');
   const lifetime = await accessTokenLifetime(services, authorization);
-  const tokens: IssuedUserTokens = { token_type: 'Bearer', expires_in: lifetime, scope };
+  const tokens: IssuedUserTokens = { token_type: authorization.dpopJkt !== undefined ? 'DPoP' : 'Bearer', expires_in: lifetime, scope };
 
   let accessToken: Promise<string> | undefined;
   if (want.accessToken) {
@@ -92,6 +92,7 @@ export async function issueWithPlan(
       scope,
       jti: plan.accessTokenJti,
       ...(want.grantType !== undefined && { gty: want.grantType }),
+      ...(authorization.dpopJkt !== undefined && { cnf: { jkt: authorization.dpopJkt } }),
       ...(await permissionsClaim(services, authorization)),
     };
     accessToken = signAccessToken(services.keyRing, tenant.id, claims, lifetime).then((t) => t.token);

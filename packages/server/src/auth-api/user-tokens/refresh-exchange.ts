@@ -30,6 +30,8 @@ export interface RefreshExchange {
   refreshToken: string;
   /** A narrower scope for this access token (RFC 6749 §6); the refresh token keeps the original grant. */
   requestedScope: string | undefined;
+  /** The thumbprint of the request's DPoP proof, if it sent one. */
+  dpopJkt?: string;
 }
 
 /** Revokes the whole family: the token was used after its reuse interval, so someone holds a copy. */
@@ -53,6 +55,8 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   const policy = refreshPolicy(client);
   // Switching the client's rotation type leaves the tokens of the other kind unusable (C.3).
   if (token.rotating !== policy.rotating) throw invalid();
+  // RFC 9449 §5: a bound refresh token is used with a proof of the same key, and nothing else.
+  if (token.dpop_jkt !== null && token.dpop_jkt !== undefined && token.dpop_jkt !== exchange.dpopJkt) throw new InvalidGrant('The refresh token is bound to another DPoP key');
 
   // A rotated token past its reuse interval means a copy is in other hands: the family dies before anything else.
   // With no reuse interval (leeway 0) any second use is a reuse, however close to the first.
@@ -92,6 +96,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
     audience: token.audience,
     authTime: Math.floor(token.authenticated_at / 1000),
     ...(token.session_id !== null && { sessionId: token.session_id }),
+    ...(exchange.dpopJkt !== undefined && { dpopJkt: exchange.dpopJkt }),
   };
   // The new refresh token carries the whole original grant, not the narrowed scope.
   const outcome = await issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: false }, planIssue());
