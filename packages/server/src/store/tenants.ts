@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Database, TenantsTable } from './schema.js';
 import type { AttackProtectionSettings } from '../protection/settings.js';
+import type { MfaSettings } from '../mfa/policy.js';
 
 /** Per-tenant overrides of one rate-limit bucket (see http/rate-limit/buckets.ts). */
 export interface RateLimitSetting {
@@ -40,6 +41,8 @@ export interface TenantSettings {
   attack_protection?: AttackProtectionSettings;
   /** RFC 9126 §6: every client of the tenant sends its authorization requests through /oauth/par. */
   require_pushed_authorization_requests?: boolean;
+  /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
+  mfa?: MfaSettings;
 }
 
 export interface Tenant {

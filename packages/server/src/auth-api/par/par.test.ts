@@ -137,7 +137,7 @@ describe.each(dialects)('pushed authorization requests (%s)', (dialect) => {
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${confidential.client_id}:${confidential.client_secret}`).toString('base64')}` },
       body: new URLSearchParams(authorizeRequest()),
     });
-    expect(basic.status).toBe(401); // registered for client_secret_post
+    expect(basic.status).toBe(201); // a secret either way, as at the token endpoint (RFC 6749 §2.3.1)
   });
 
   it('refuses what /authorize refuses, as JSON errors (RFC 6749 §4.1.2.1 codes)', async () => {
