@@ -6,7 +6,8 @@
  *  - a public client's refresh token bound to its key (§5); client_credentials bound;
  *  - refusals: no nonce, replayed jti, wrong htm/htu, stale iat, alg none/HS256, a private jwk, another key for a
  *    bound code or refresh token, a bound token sent as Bearer, a missing or wrong `ath`, and
- *    `require_proof_of_possession` without a proof.
+ *    `require_proof_of_possession` without a proof;
+ *  - the Management API taking a DPoP-bound client_credentials token with the DPoP scheme only.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, exportSPKI, generateKeyPair, SignJWT, type GenerateKeyPairResult, type JWK } from 'jose';
@@ -170,6 +171,21 @@ describe('DPoP (RFC 9449)', () => {
       const bearer = (await (await request(undefined)).json()) as { token_type: string; access_token: string };
       expect(bearer.token_type).toBe('Bearer');
       expect(decodeJwt(bearer.access_token).cnf).toBeUndefined();
+    });
+
+    it('the Management API takes the bound token with the DPoP scheme and a proof, never as Bearer', async () => {
+      const res = await request(await proof(keys, 'POST', tokenUrl(), { nonce: await nonce() }));
+      const { access_token: token } = (await res.json()) as { access_token: string };
+      const usersUrl = `${server.url}/api/v2/users`;
+      const ath = createHash('sha256').update(token).digest('base64url');
+      const ok = await fetch(`${usersUrl}?per_page=1`, { headers: { authorization: `DPoP ${token}`, dpop: await proof(keys, 'GET', usersUrl, { nonce: await nonce(), ath }) } });
+      expect(ok.status, await ok.clone().text()).toBe(200);
+      const asBearer = await fetch(usersUrl, { headers: { authorization: `Bearer ${token}` } });
+      expect(asBearer.status).toBe(401);
+      const stranger = await generateKeyPair('ES256', { extractable: true });
+      const stolen = await fetch(usersUrl, { headers: { authorization: `DPoP ${token}`, dpop: await proof(stranger, 'GET', usersUrl, { nonce: await nonce(), ath }) } });
+      expect(stolen.status).toBe(401);
+      expect(stolen.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof"/);
     });
 
     it('asks for a nonce (use_dpop_nonce with DPoP-Nonce), and refuses a stale or forged one', async () => {

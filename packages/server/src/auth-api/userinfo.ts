@@ -9,7 +9,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
-import { bearerToken, verifyAccessToken } from '../crypto/access-token.js';
+import { bearerToken, boundKey, dpopToken, verifyAccessToken } from '../crypto/access-token.js';
 import { errorResponses } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findAccessTokenSubject } from '../store/revoked-access-tokens.js';
@@ -61,18 +61,12 @@ async function verifiedPayload(services: Services, tenant: Tenant, token: string
   return payload;
 }
 
-/** `Authorization: DPoP <token>` (RFC 9449 §7.1). */
-function dpopToken(header: string | undefined): string | undefined {
-  const match = header ? /^DPoP +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim()) : null;
-  return match?.[1];
-}
-
 /**
  * A DPoP-bound token (`cnf.jkt`) is taken only with the DPoP scheme and a proof of its key with `ath`; as a
  * Bearer token it is refused (RFC 9449 §7.2), and an unbound token under the DPoP scheme is refused too.
  */
 async function checkSenderConstraint(services: Services, request: FastifyRequest, token: string, payload: JWTPayload, scheme: 'Bearer' | 'DPoP'): Promise<void> {
-  const jkt = (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+  const jkt = boundKey(payload);
   if (scheme === 'Bearer') {
     if (jkt !== undefined) throw new InvalidToken('The access token is DPoP-bound: send it with the DPoP scheme and a proof');
     return;
