@@ -188,6 +188,24 @@ describe('DPoP (RFC 9449)', () => {
       expect(stolen.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_dpop_proof"/);
     });
 
+    it('an API with proof_of_possession.required gets DPoP-bound tokens only', async () => {
+      const identifier = 'https://pop-api.example/';
+      expect((await management(server, 'POST', '/resource-servers', { identifier, name: 'PoP API', proof_of_possession: { mechanism: 'dpop', required: true } })).status).toBe(201);
+      expect((await management(server, 'POST', '/client-grants', { client_id: machine.client_id, audience: identifier, scope: [] })).status).toBe(201);
+      const ask = (dpop: string | undefined) =>
+        fetch(tokenUrl(), {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...(dpop !== undefined && { dpop }) },
+          body: new URLSearchParams({ grant_type: 'client_credentials', audience: identifier, ...machine }),
+        });
+      const bare = await ask(undefined);
+      expect(bare.status).toBe(400);
+      expect(await bare.json()).toEqual({ error: 'invalid_request', error_description: 'The API requires DPoP-bound access tokens: send a DPoP proof (RFC 9449)' });
+      const bound = await ask(await proof(keys, 'POST', tokenUrl(), { nonce: await nonce() }));
+      expect(bound.status).toBe(200);
+      expect(((await bound.json()) as { token_type: string }).token_type).toBe('DPoP');
+    });
+
     it('asks for a nonce (use_dpop_nonce with DPoP-Nonce), and refuses a stale or forged one', async () => {
       const res = await request(await proof(keys, 'POST', tokenUrl()));
       expect(res.status).toBe(400);

@@ -73,6 +73,20 @@ export function requireProofIfAsked(client: Client, proof: VerifiedProof | undef
   }
 }
 
+/**
+ * An API (resource server) with `proof_of_possession: { required: true }` (the reference's field) gets only
+ * DPoP-bound access tokens; `mechanism: "mtls"` cannot be met here yet (mTLS-bound tokens are not issued), so
+ * such an API gets no token at all rather than a bearer one.
+ */
+export async function requireProofForApi(services: Pick<Services, 'configCache'>, tenantId: string, audience: string | null, dpopJkt: string | undefined): Promise<void> {
+  if (audience === null) return;
+  const api = await services.configCache.resourceServer(tenantId, audience);
+  const pop = api?.proof_of_possession as { mechanism?: unknown; required?: unknown } | null | undefined;
+  if (pop?.required !== true) return;
+  if (pop.mechanism === 'mtls') throw new InvalidRequest('The API requires mTLS-bound tokens, which this server does not issue yet');
+  if (dpopJkt === undefined) throw new InvalidRequest('The API requires DPoP-bound access tokens: send a DPoP proof (RFC 9449)');
+}
+
 /** What an access token bound to `proof` adds (RFC 9449 §6.1), and how it is typed in the response. */
 export function binding(proof: VerifiedProof | undefined): { claims: { cnf?: { jkt: string } }; tokenType: 'Bearer' | 'DPoP' } {
   return proof ? { claims: { cnf: { jkt: proof.jkt } }, tokenType: 'DPoP' } : { claims: {}, tokenType: 'Bearer' };

@@ -6,7 +6,7 @@
 import { signAccessToken } from '../../crypto/jwt.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
-import { binding, requireProofIfAsked } from '../dpop.js';
+import { binding, requireProofForApi, requireProofIfAsked } from '../dpop.js';
 import { AccessDenied, InvalidScope, UnauthorizedClient } from '../errors.js';
 import type { GrantHandler } from './types.js';
 
@@ -27,6 +27,8 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
   if (!grant) {
     throw new AccessDenied(`Client is not authorized to access "${audience}". You need to create a "client-grant" associated to this API.`);
   }
+
+  await requireProofForApi(services, tenant.id, audience, proof?.jkt);
 
   let scopes = grant.scope;
   if (typeof params.scope === 'string' && params.scope.trim() !== '') {

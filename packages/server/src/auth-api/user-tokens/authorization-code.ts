@@ -23,6 +23,7 @@ import type { Tenant } from '../../store/tenants.js';
 import { findPrimaryUser } from '../../store/users.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
+import { requireProofForApi } from '../dpop.js';
 import { accessTokenLifetime, issueWithPlan, planIssue } from './issue.js';
 import { hashToken } from './refresh-tokens.js';
 
@@ -150,6 +151,8 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
     ...(redemption.dpopJkt !== undefined && { dpopJkt: redemption.dpopJkt }),
   };
 
+  // Before the claim, so a refusal leaves the code usable with a proof.
+  await requireProofForApi(services, tenant.id, authorization.audience, authorization.dpopJkt);
   const plan = planIssue();
   const wantsRefresh = stored.scopes.includes('offline_access') && client.grant_types.includes('refresh_token');
   // Recorded before issuing, so a replay that comes at any moment after the claim finds what to revoke.

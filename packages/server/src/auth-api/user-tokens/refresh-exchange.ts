@@ -19,6 +19,7 @@ import { findPrimaryUser } from '../../store/users.js';
 import { InvalidScope } from '../errors.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
+import { requireProofForApi } from '../dpop.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { createRefreshToken, hashToken, refreshPolicy, type FamilyPlacement } from './refresh-tokens.js';
 import { parseScope, resolveUserScopes } from './scopes.js';
@@ -75,6 +76,8 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   // Roles or the API may have changed since the grant: the user grants only what they still may.
   const { scopes } = await resolveUserScopes(services, { tenant, client, user, requestedScope: requested.join(' '), audience: token.audience });
 
+  // Before the rotation, so a refusal leaves the refresh token usable with a proof.
+  await requireProofForApi(services, tenant.id, token.audience, exchange.dpopJkt);
   let family: FamilyPlacement | undefined;
   if (policy.rotating) {
     if (token.rotated_at === null && !(await markRefreshTokenRotated(db, token.id, now))) {
