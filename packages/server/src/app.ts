@@ -20,6 +20,7 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerUnblockPage } from './protection/block-notice.js';
+import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';
 import { registerUserinfo } from './auth-api/userinfo.js';
@@ -125,6 +126,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerTokenEndpoint(app, services);
   registerUserinfo(app, services);
   registerRevocation(app, services);
+  registerPushedAuthorizationRequests(app, services);
   // Signing users in: /authorize, the hosted pages it leads to, and logout.
   await app.register(cookie);
   registerAuthorize(app, services);

@@ -56,6 +56,7 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       allow_insecure_webhooks: true,
       enabled_locales: ['en'],
       log_retention_days: 30,
+      require_pushed_authorization_requests: false,
     });
   });
 
@@ -86,6 +87,7 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       support_url: 'https://acme.example/help',
       enabled_locales: ['fr', 'en'],
       log_retention_days: 14,
+      require_pushed_authorization_requests: true,
     };
     const res = await call('PATCH', patch);
     expect(res.status, res.text).toBe(200);
@@ -104,6 +106,7 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
         default_directory: 'Username-Password-Authentication',
         allow_insecure_webhooks: false,
         log_retention_days: 14,
+        require_pushed_authorization_requests: true,
       },
     });
     // The cached tenant was dropped: an event stream to http://localhost is refused right away.

@@ -50,6 +50,7 @@ const SettingsView = Type.Object({
   support_url: Type.Optional(Type.String()),
   enabled_locales: Type.Array(Type.String()),
   log_retention_days: Type.Integer({ description: 'Days tenant logs are kept' }),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'Every application must send its authorization requests through /oauth/par (RFC 9126)' }),
 });
 type SettingsView = Static<typeof SettingsView>;
 
@@ -77,6 +78,7 @@ const SettingsPatch = Type.Object(
       Type.Array(Type.Union(SHIPPED_LANGUAGES.map((l) => Type.Literal(l))), { minItems: 1, uniqueItems: true, description: `Languages with shipped texts: ${SHIPPED_LANGUAGES.join(', ')}` }),
     ),
     log_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+    require_pushed_authorization_requests: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -98,6 +100,7 @@ function present(tenant: Tenant): SettingsView {
     ...(s.support_url && { support_url: s.support_url }),
     enabled_locales: enabledLanguages(tenant),
     log_retention_days: logRetentionDays(s),
+    require_pushed_authorization_requests: s.require_pushed_authorization_requests === true,
   };
 }
 
@@ -128,6 +131,7 @@ function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSetti
     default_directory: orUnset(patch.default_directory, settings.default_directory),
     ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
     ...(patch.log_retention_days !== undefined && { log_retention_days: patch.log_retention_days }),
+    ...(patch.require_pushed_authorization_requests !== undefined && { require_pushed_authorization_requests: patch.require_pushed_authorization_requests }),
   };
   // Unset values are dropped rather than stored as undefined/null.
   return JSON.parse(JSON.stringify(next)) as TenantSettings;

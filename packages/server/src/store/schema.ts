@@ -434,6 +434,8 @@ export interface AuthorizationCodesTable {
   access_token_expires_at: number | null;
   refresh_token_family: string | null;
   replayed_at: number | null;
+  /** RFC 9449 §10: the DPoP key thumbprint the code is bound to (0022), or null. */
+  dpop_jkt?: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -457,6 +459,8 @@ export interface RefreshTokensTable {
   revoked_at: number | null;
   expires_at: number | null;
   idle_expires_at: number | null;
+  /** RFC 9449 §5: the DPoP key thumbprint a public client's refresh token is bound to (0022), or null. */
+  dpop_jkt?: string | null;
 }
 
 export interface RevokedAccessTokensTable {
@@ -637,8 +641,22 @@ export interface LogsTable {
   details: string | null;
 }
 
+// --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
+
+export interface PushedAuthorizationRequestsTable {
+  request_uri_hash: string;
+  tenant_id: string;
+  client_id: string;
+  /** JSON object of string parameters. */
+  params: string;
+  dpop_jkt: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
 export interface Database {
   logs: LogsTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------

@@ -49,6 +49,8 @@ export interface TenantSettings {
   attack_protection?: AttackProtectionSettings;
   /** Days tenant logs are kept (logs/writer.ts); 30 when never set. */
   log_retention_days?: number;
+  /** RFC 9126 §6: every client of the tenant sends its authorization requests through /oauth/par. */
+  require_pushed_authorization_requests?: boolean;
   /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
   mfa?: MfaSettings;
 }

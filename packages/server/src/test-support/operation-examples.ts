@@ -692,6 +692,10 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('revoke', post('/oauth/revoke', { client_id: clientId, token: tokens.refresh_token ?? 'unknown' }), 200);
   await expectStatus('revoke, no token', post('/oauth/revoke', { client_id: clientId }), 400);
   await expectStatus('revoke, bad client', post('/oauth/revoke', { client_id: 'nope', token: 'x' }), 401);
+  // Pushed authorization requests (the SPA is a public client: it pushes with its client_id alone).
+  await expectStatus('par', form('/oauth/par', code), 201);
+  await expectStatus('par, bad redirect_uri', form('/oauth/par', { ...code, redirect_uri: 'https://evil.example/' }), 400);
+  await expectStatus('par, unknown client', form('/oauth/par', { ...code, client_id: 'nope' }), 401);
   // Brute force: ten wrong passwords lock the identifier from this IP (429), and email an unblock link.
   const victim = `${unique('victim')}@example.com`;
   await createUser(test, victim, PASSWORD);

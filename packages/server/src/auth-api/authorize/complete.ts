@@ -91,6 +91,7 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
       ? await createAuthorizationCode(services, authorization, {
           redirectUri: request.redirectUri,
           ...(request.codeChallenge ? { codeChallenge: request.codeChallenge, codeChallengeMethod: 'S256' as const } : {}),
+          ...(request.dpopJkt !== undefined && { dpopJkt: request.dpopJkt }),
         })
       : undefined;
     const wantAccess = returnsAccessToken(request);
