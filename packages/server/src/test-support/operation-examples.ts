@@ -189,6 +189,8 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/connections/{id}': f.connection.id,
     '/api/v2/users/{id}': f.user.user_id,
     '/api/v2/user-blocks/{id}': f.user.user_id,
+    '/api/v2/users/{id}/authentication-methods/{authentication_method_id}': 'totp|dev_0000000000000000',
+    '/api/v2/guardian/factors/{name}': 'otp',
     '/api/v2/clients/{id}': f.app.client_id,
     '/api/v2/client-grants/{id}': f.grant.id,
     '/api/v2/roles/{id}': f.role.id,
@@ -268,6 +270,21 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/users/{id}', status: 409, body: (f) => ({ email: f.secondary.email }) },
   { operation: 'GET /api/v2/users-by-email', query: { email: 'nobody@example.com' } },
   { operation: 'GET /api/v2/user-blocks/{id}' },
+  // MFA: the tenant's factors and policy, and a user's second factors.
+  { operation: 'GET /api/v2/guardian/factors' },
+  { operation: 'PUT /api/v2/guardian/factors/{name}', body: () => ({ enabled: true }) },
+  { operation: 'PUT /api/v2/guardian/factors/{name}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/guardian/factors/sms' },
+  { operation: 'GET /api/v2/guardian/policies' },
+  { operation: 'PUT /api/v2/guardian/policies', body: () => [] },
+  { operation: 'PUT /api/v2/guardian/policies', status: 501, body: () => ['confidence-score'] },
+  { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration' },
+  { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/recovery-code-regeneration` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods' },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
+  { operation: 'GET /api/v2/users/{id}/enrollments' },
+  { operation: 'GET /api/v2/users/{id}/enrollments', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/enrollments` },
   { operation: 'GET /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
   { operation: 'GET /api/v2/clients' },
   { operation: 'POST /api/v2/clients', body: () => ({ name: unique('client ') }) },
@@ -372,6 +389,12 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/users/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
   { operation: 'DELETE /api/v2/roles/{id}/permissions', body: (f) => ({ permissions: [{ resource_server_identifier: f.rs.identifier, permission_name: 'read:things' }] }) },
   { operation: 'DELETE /api/v2/user-blocks/{id}' },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods' },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
+  { operation: 'DELETE /api/v2/users/{id}/authenticators' },
+  { operation: 'DELETE /api/v2/users/{id}/authenticators', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authenticators` },
   { operation: 'DELETE /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
   { operation: 'DELETE /api/v2/client-grants/{id}' },
   { operation: 'DELETE /api/v2/client-grants/{id}', status: 403, path: (f) => systemGrantPath(f) },
@@ -386,6 +409,16 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/connections/{id}' },
   { operation: 'DELETE /api/v2/users/{id}', path: (f) => `/api/v2/users/${enc(f.secondary.user_id)}` },
 ];
+
+/** A user id no user has. */
+const NO_USER = 'auth0|000000000000000000000000';
+
+/** The fixture user's recovery code method (a new one: the regeneration replaces any earlier). */
+async function recoveryCodeMethod(f: Fixtures): Promise<string> {
+  await api(f, 'POST', `/users/${enc(f.user.user_id)}/recovery-code-regeneration`);
+  const methods = (await api(f, 'GET', `/users/${enc(f.user.user_id)}/authentication-methods`)) as unknown as { id: string; type: string }[];
+  return methods.find((m) => m.type === 'recovery-code')!.id;
+}
 
 /** An import's form: the users file (JSON) and the connection. */
 function usersFile(f: Fixtures, users: unknown[]): FormData {
