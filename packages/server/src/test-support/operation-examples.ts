@@ -7,6 +7,7 @@
  * A route added later needs an example here: the test names every documented status no request produced.
  */
 import http from 'node:http';
+import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ObservedResponse } from './openapi-conformance.js';
@@ -682,6 +683,45 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const tampered = new URLSearchParams(f.exportJob.download.search);
   tampered.set('signature', 'x'.repeat(43));
   await expectStatus('export download, bad signature', get(`${f.exportJob.download.pathname}?${tampered}`), 403);
+
+  // MFA's second step (/u/mfa), with the tenant's policy on for the while: enrollment with a code computed from
+  // the secret the page shows, a wrong code, the recovery code to keep, stale forms, and the lock after 10.
+  await api(f, 'PUT', '/guardian/factors/otp', { enabled: true });
+  await api(f, 'PUT', '/guardian/policies', ['all-applications']);
+  try {
+    const mfaEmail = `${unique('mfa')}@example.com`;
+    await createUser(test, mfaEmail, PASSWORD);
+    const toSecondStep = async (person: TestBrowser) => {
+      const page = await person.follow(base, await person.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
+      const login = readForm(await (page as Response).text(), base);
+      const step = await expectStatus('login, MFA required', person.post(login.action, { ...login.fields, username: mfaEmail, password: PASSWORD }), 303);
+      const url = new URL(step.headers.get('location')!, base).href;
+      const shown = await expectStatus('MFA page', person.get(url), 200);
+      const text = await shown.text();
+      return { url, text, fields: readForm(text, base).fields };
+    };
+    const person = new TestBrowser();
+    const enroll = await toSecondStep(person);
+    const secret = /data-secret="([A-Z2-7]+)"/.exec(enroll.text)![1]!;
+    const code = await generateTotp({ secret });
+    const wrongCode = await expectStatus('MFA, wrong code', person.post(`${base}/u/mfa`, { ...enroll.fields, code: code === '000000' ? '111111' : '000000' }), 303);
+    await expectStatus('MFA page, after a wrong code', person.get(new URL(wrongCode.headers.get('location')!, base).href), 400);
+    const enrolled = await expectStatus('MFA, enrolled', person.post(`${base}/u/mfa`, { ...enroll.fields, code }), 303);
+    await expectStatus('MFA page, recovery code to keep', person.get(new URL(enrolled.headers.get('location')!, base).href), 200);
+    await expectStatus('MFA, recovery code kept', person.post(`${base}/u/mfa`, { ...enroll.fields, saved: 'yes' }), 303);
+    await expectStatus('MFA page, stale state', get('/u/mfa?state=nope'), 400);
+    await expectStatus('MFA form, stale', form('/u/mfa', { transaction: 'nope', _csrf: 'x', code: '123456' }), 400);
+    const again = new TestBrowser();
+    const challenge = await toSecondStep(again);
+    let last = 0;
+    for (let i = 0; i < 10; i++) {
+      const wrong = await again.post(`${base}/u/mfa`, { ...challenge.fields, code: code === '000000' ? '111111' : '000000' });
+      last = (await again.get(new URL(wrong.headers.get('location')!, base).href)).status;
+    }
+    if (last !== 429) throw new Error(`MFA page after 10 wrong codes: expected 429, got ${last}`);
+  } finally {
+    await api(f, 'PUT', '/guardian/policies', []);
+  }
 
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);

@@ -36,6 +36,7 @@ interface StoredAuthorization {
   nonce?: string;
   auth_time: number;
   session_id?: string;
+  amr?: string[];
 }
 
 /** Stores a single-use code (SHA-256 hash only, 60 s) bound to the client, redirect URI, PKCE challenge (S256 only) and the authorization; returns the opaque code. */
@@ -56,6 +57,7 @@ export async function createAuthorizationCode(
     auth_time: authorization.authTime,
     ...(authorization.nonce !== undefined && { nonce: authorization.nonce }),
     ...(authorization.sessionId !== undefined && { session_id: authorization.sessionId }),
+    ...(authorization.amr !== undefined && { amr: authorization.amr }),
   };
   await insertAuthorizationCode(services.store.db, {
     code_hash: hashToken(code),
@@ -141,6 +143,7 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
     authTime: stored.auth_time,
     ...(stored.nonce !== undefined && { nonce: stored.nonce }),
     ...(stored.session_id !== undefined && { sessionId: stored.session_id }),
+    ...(stored.amr !== undefined && { amr: stored.amr }),
   };
 
   const plan = planIssue();

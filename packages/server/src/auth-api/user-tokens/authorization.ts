@@ -22,6 +22,8 @@ export interface UserAuthorization {
   authTime: number;
   /** The SSO session's public id (the ID token's `sid`); absent for credentials grants. */
   sessionId?: string;
+  /** How the user authenticated (the ID token's `amr`, e.g. ["pwd","mfa"]), where known. */
+  amr?: string[];
 }
 
 /** What /authorize asks to be issued in the front channel, and what the token endpoint returns. */
