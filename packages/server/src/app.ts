@@ -47,6 +47,7 @@ import { buildSerializer } from './http/serializers.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { applyConnectionTimeouts } from './http/timeouts.js';
 import type { App, Services } from './services.js';
 import { registerTenancy } from './tenancy/tenant-resolver.js';
 
@@ -78,10 +79,14 @@ export async function buildApp(services: Services, options: AppOptions): Promise
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     // The same app serves HTTP or HTTPS; Fastify's types assume http.Server, which is all it calls.
+    // With a serverFactory Fastify leaves the server's timeouts alone, so they are set here (http/timeouts.ts).
     serverFactory: (handler) =>
-      (tls
-        ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
-        : http.createServer(handler)) as http.Server,
+      applyConnectionTimeouts(
+        (tls
+          ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
+          : http.createServer(handler)) as http.Server,
+        services.config.keepAliveTimeoutMs,
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const routes = createRouteIndex(app);

@@ -106,6 +106,16 @@ export class ServiceUnavailable extends ProtocolError {
   }
 }
 
+/**
+ * A feature of the reference this server does not offer: its reads answer the reference's empty shape, and a
+ * write is refused with this rather than stored and ignored.
+ */
+export class NotOffered extends ProtocolError {
+  constructor(feature: string, detail: string) {
+    super(501, 'not_offered', `${feature} ${detail}`);
+  }
+}
+
 /** A feature this service does not offer (yet): said plainly rather than pretended. */
 export class NotImplemented extends ProtocolError {
   constructor(description: string, code = 'not_implemented') {
