@@ -81,7 +81,7 @@ describe('MFA on the hosted login (Chromium)', () => {
     await new Promise<void>((resolve) => appServer.listen(0, '127.0.0.1', resolve));
     CALLBACK = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
     test = await startTestServer();
-    app = await createApp(test, { callbacks: [CALLBACK] });
+    app = await createApp(test, { callbacks: [CALLBACK], grant_types: ['authorization_code', 'http://auth0.com/oauth/grant-type/password-realm'] });
     userId = (await createUser(test, email, PASSWORD)).user_id;
     expect((await api('PUT', '/guardian/factors/otp', { enabled: true })).status).toBe(200);
     expect((await api('PUT', '/guardian/factors/recovery-code', { enabled: true })).status).toBe(200);
@@ -219,6 +219,21 @@ describe('MFA on the hosted login (Chromium)', () => {
     expect(new URL(silent.headers.get('location')!).searchParams.get('error')).toBe('interaction_required');
   });
 
+  it('issues nothing to the password-realm grant on the password alone: mfa_required, after the password was right', async () => {
+    const grant = (password: string) =>
+      fetch(`${test.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'http://auth0.com/oauth/grant-type/password-realm', client_id: app.client_id, realm: 'Username-Password-Authentication', username: email, password, scope: 'openid' }),
+      });
+    const wrong = await grant('not the password');
+    expect({ status: wrong.status, body: await wrong.json() }).toMatchObject({ status: 403, body: { error: 'invalid_grant' } });
+    const right = await grant(PASSWORD);
+    const body = (await right.json()) as Record<string, unknown>;
+    expect({ status: right.status, error: body.error }).toEqual({ status: 403, error: 'mfa_required' });
+    expect(body.access_token).toBeUndefined();
+  });
+
   it('lets the password alone sign in again once the policy is back to never', async () => {
     expect((await api('PUT', '/guardian/policies', [])).status).toBe(200);
     const http = new TestBrowser();
@@ -227,6 +242,12 @@ describe('MFA on the hosted login (Chromium)', () => {
     const login = readForm(await start.text(), test.url);
     const done = await http.submit(login.action, { ...login.fields, username: email, password: PASSWORD });
     expect(done instanceof URL && done.href.startsWith(CALLBACK)).toBe(true);
+    const grant = await fetch(`${test.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'http://auth0.com/oauth/grant-type/password-realm', client_id: app.client_id, realm: 'Username-Password-Authentication', username: email, password: PASSWORD }),
+    });
+    expect(grant.status).toBe(200);
     // A stale MFA form (no challenge on this transaction) gets the error page, not a session.
     const stale = await http.post(`${test.url}/u/mfa`, { ...login.fields, code: '123456' });
     expect(stale.status).toBe(400);

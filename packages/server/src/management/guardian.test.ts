@@ -70,7 +70,7 @@ describe('Management API: guardian and authentication methods', () => {
     expect(await call('PUT', '/guardian/factors/recovery-code', { enabled: true })).toEqual({ status: 200, body: { enabled: true } });
     const after = await call('GET', '/guardian/factors');
     expect(after.body.filter((f) => f.enabled).map((f) => f.name)).toEqual(['otp', 'recovery-code']);
-    await expectError(call('PUT', '/guardian/factors/sms', { enabled: true }), 501, 'not_implemented');
+    await expectError(call('PUT', '/guardian/factors/sms', { enabled: true }), 501, 'not_offered');
     expect(await call('PUT', '/guardian/factors/sms', { enabled: false })).toEqual({ status: 200, body: { enabled: false } });
     await expectError(call('PUT', '/guardian/factors/nope', { enabled: true }), 400, 'invalid_uri');
     await expectError(call('PUT', '/guardian/factors/otp', { enabled: 'yes' }), 400, 'invalid_body');
@@ -82,7 +82,7 @@ describe('Management API: guardian and authentication methods', () => {
     expect(await call('GET', '/guardian/policies')).toEqual({ status: 200, body: [] });
     expect(await call('PUT', '/guardian/policies', ['all-applications'])).toEqual({ status: 200, body: ['all-applications'] });
     expect(await call('GET', '/guardian/policies')).toEqual({ status: 200, body: ['all-applications'] });
-    await expectError(call('PUT', '/guardian/policies', ['confidence-score']), 501, 'not_implemented');
+    await expectError(call('PUT', '/guardian/policies', ['confidence-score']), 501, 'not_offered');
     await expectError(call('PUT', '/guardian/policies', ['sometimes']), 400, 'invalid_body');
     await expectError(call('PUT', '/guardian/policies', { policies: [] }), 400, 'invalid_body');
     expect(await call('PUT', '/guardian/policies', [])).toEqual({ status: 200, body: [] });

@@ -9,7 +9,7 @@
  * Writes go into the tenant's settings document, as attack protection's do, and drop the cached tenant.
  */
 import { Type } from '@fastify/type-provider-typebox';
-import { NotFound, NotImplemented } from '../http/errors.js';
+import { NotFound, NotOffered } from '../http/errors.js';
 import { errorResponses } from '../http/responses.js';
 import { GUARDIAN_FACTOR_NAMES, type GuardianFactorName } from '../mfa/factor.js';
 import { factorEnabled, mfaPolicies, SUPPORTED_FACTORS, type MfaSettings } from '../mfa/policy.js';
@@ -50,13 +50,13 @@ export function registerGuardian(api: App, services: Services): void {
       summary: 'Enable or disable an MFA factor',
       params: Type.Object({ name: FactorName }),
       body: Enabled,
-      response: { 200: Enabled, ...errorResponses('management', { 501: 'not_implemented: a factor this service does not offer (only otp and recovery-code)' }) },
+      response: { 200: Enabled, ...errorResponses('management', { 501: 'not_offered: a factor this server does not offer (only otp and recovery-code)' }) },
     }),
     handler: async (request) => {
       const name = request.params.name as GuardianFactorName;
       const { enabled } = request.body;
       if (!SUPPORTED_FACTORS.includes(name)) {
-        if (enabled) throw new NotImplemented(`The ${name} factor is not offered by this service; otp and recovery-code are.`);
+        if (enabled) throw new NotOffered(`The ${name} factor`, 'is not offered by this server (otp and recovery-code are).');
         return { enabled: false };
       }
       const tenant = await current(request.tenant.id);
@@ -74,10 +74,10 @@ export function registerGuardian(api: App, services: Services): void {
     ...operation(['update:mfa_policies'], {
       summary: 'Set the MFA policy',
       body: Policies,
-      response: { 200: Policies, ...errorResponses('management', { 501: 'not_implemented: confidence-score (adaptive MFA) is not offered' }) },
+      response: { 200: Policies, ...errorResponses('management', { 501: 'not_offered: confidence-score (adaptive MFA) is not offered' }) },
     }),
     handler: async (request) => {
-      if (request.body.includes('confidence-score')) throw new NotImplemented('The confidence-score policy (adaptive MFA) is not offered by this service; use [] or ["all-applications"].');
+      if (request.body.includes('confidence-score')) throw new NotOffered('The confidence-score policy (adaptive MFA)', 'is not offered by this server; use [] or ["all-applications"].');
       const policies = request.body.filter((p) => p === 'all-applications');
       await save(await current(request.tenant.id), { policies });
       return policies;
