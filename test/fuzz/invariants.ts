@@ -66,7 +66,9 @@ export function checkExchange(exchange: Exchange, context: InvariantContext): st
   const mediaType = (exchange.headers.get('content-type') ?? '').split(';')[0]!.trim();
   // 431 is the HTTP server's answer before any route is met: its family's shape, like a 404 or 405.
   const beforeRouting = exchange.status === 431;
-  const matched = exchange.method === 'HEAD' || beforeRouting ? undefined : context.conformance.match(exchange.method, path);
+  // Methods are case-sensitive (RFC 9110 §9.1): `Get` is not GET, and meets no documented operation.
+  const standard = exchange.method === exchange.method.toUpperCase();
+  const matched = exchange.method === 'HEAD' || beforeRouting || !standard ? undefined : context.conformance.match(exchange.method, path);
   if (matched) {
     problems.push(...context.conformance.check({ method: exchange.method, path, status: exchange.status, headers: exchange.headers, body: exchange.body }));
   } else if (exchange.status >= 400 && exchange.method !== 'HEAD') {
