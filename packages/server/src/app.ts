@@ -28,6 +28,7 @@ import { registerLoginAssets } from './login/assets.js';
 import { registerConsentPage } from './login/consent-page.js';
 import { registerEmailVerificationPage } from './login/email-verification-page.js';
 import { registerLoginPage } from './login/login-page.js';
+import { registerMfaPage } from './login/mfa-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
@@ -133,6 +134,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);
+  registerMfaPage(app, services);
   registerSignupPage(app, services);
   registerConsentPage(app, services);
   registerResetPasswordPage(app, services);

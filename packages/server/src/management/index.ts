@@ -12,6 +12,8 @@ import { registerOpenApiDocument } from './openapi.js';
 import { registerResourceServers } from './resource-servers.js';
 import { registerConnections } from './connections.js';
 import { registerUserBlocks } from './user-blocks.js';
+import { registerGuardian } from './guardian.js';
+import { registerUserAuthenticationMethods } from './user-authentication-methods.js';
 import { registerUsers } from './users.js';
 import { registerRoles } from './roles.js';
 import { registerUserRoles } from './user-roles.js';
@@ -69,6 +71,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerConnections(api as App, services);
       registerUsers(api as App, services);
       registerUserBlocks(api as App, services);
+      registerUserAuthenticationMethods(api as App, services);
+      registerGuardian(api as App, services);
       registerClients(api as App, services);
       registerClientGrants(api as App, services);
       registerRoles(api as App, services);

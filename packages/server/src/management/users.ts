@@ -75,7 +75,7 @@ import { contextFor, Identity, presentIdentities, presentMany, presentOne, PROVI
 // ---- schemas ----
 
 /** `<provider>|<id>`; the provider part is what this server writes (auth0, email, sms) or any plain name. */
-const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
+export const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
 const UserId = Type.String({ minLength: 3, maxLength: 321, pattern: USER_ID_PATTERN });
 const UserIdParams = Type.Object({ id: UserId });
 const PHONE = '^\\+[0-9]{1,15}$';

@@ -7,6 +7,7 @@
  * A route added later needs an example here: the test names every documented status no request produced.
  */
 import http from 'node:http';
+import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { globalClientId } from '../management/global-client.js';
@@ -202,6 +203,8 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/connections/{id}': f.connection.id,
     '/api/v2/users/{id}': f.user.user_id,
     '/api/v2/user-blocks/{id}': f.user.user_id,
+    '/api/v2/users/{id}/authentication-methods/{authentication_method_id}': 'totp|dev_0000000000000000',
+    '/api/v2/guardian/factors/{name}': 'otp',
     '/api/v2/clients/{id}': f.app.client_id,
     '/api/v2/client-grants/{id}': f.grant.id,
     '/api/v2/roles/{id}': f.role.id,
@@ -333,6 +336,21 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/users/{id}', status: 409, body: (f) => ({ email: f.secondary.email }) },
   { operation: 'GET /api/v2/users-by-email', query: { email: 'nobody@example.com' } },
   { operation: 'GET /api/v2/user-blocks/{id}' },
+  // MFA: the tenant's factors and policy, and a user's second factors.
+  { operation: 'GET /api/v2/guardian/factors' },
+  { operation: 'PUT /api/v2/guardian/factors/{name}', body: () => ({ enabled: true }) },
+  { operation: 'PUT /api/v2/guardian/factors/{name}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/guardian/factors/sms' },
+  { operation: 'GET /api/v2/guardian/policies' },
+  { operation: 'PUT /api/v2/guardian/policies', body: () => [] },
+  { operation: 'PUT /api/v2/guardian/policies', status: 501, body: () => ['confidence-score'] },
+  { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration' },
+  { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/recovery-code-regeneration` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods' },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
+  { operation: 'GET /api/v2/users/{id}/enrollments' },
+  { operation: 'GET /api/v2/users/{id}/enrollments', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/enrollments` },
   { operation: 'GET /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
   { operation: 'GET /api/v2/logs' },
   { operation: 'GET /api/v2/logs', query: { q: 'type:sapi', include_totals: 'true', per_page: '5' } },
@@ -480,6 +498,12 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/users/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
   { operation: 'DELETE /api/v2/roles/{id}/permissions', body: (f) => ({ permissions: [{ resource_server_identifier: f.rs.identifier, permission_name: 'read:things' }] }) },
   { operation: 'DELETE /api/v2/user-blocks/{id}' },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods' },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
+  { operation: 'DELETE /api/v2/users/{id}/authenticators' },
+  { operation: 'DELETE /api/v2/users/{id}/authenticators', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authenticators` },
   { operation: 'DELETE /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
   { operation: 'DELETE /api/v2/client-grants/{id}' },
   { operation: 'DELETE /api/v2/client-grants/{id}', status: 403, path: (f) => systemGrantPath(f) },
@@ -494,6 +518,16 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/connections/{id}' },
   { operation: 'DELETE /api/v2/users/{id}', path: (f) => `/api/v2/users/${enc(f.secondary.user_id)}` },
 ];
+
+/** A user id no user has. */
+const NO_USER = 'auth0|000000000000000000000000';
+
+/** The fixture user's recovery code method (a new one: the regeneration replaces any earlier). */
+async function recoveryCodeMethod(f: Fixtures): Promise<string> {
+  await api(f, 'POST', `/users/${enc(f.user.user_id)}/recovery-code-regeneration`);
+  const methods = (await api(f, 'GET', `/users/${enc(f.user.user_id)}/authentication-methods`)) as unknown as { id: string; type: string }[];
+  return methods.find((m) => m.type === 'recovery-code')!.id;
+}
 
 /** An import's form: the users file (JSON) and the connection. */
 function usersFile(f: Fixtures, users: unknown[]): FormData {
@@ -761,6 +795,45 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const tampered = new URLSearchParams(f.exportJob.download.search);
   tampered.set('signature', 'x'.repeat(43));
   await expectStatus('export download, bad signature', get(`${f.exportJob.download.pathname}?${tampered}`), 403);
+
+  // MFA's second step (/u/mfa), with the tenant's policy on for the while: enrollment with a code computed from
+  // the secret the page shows, a wrong code, the recovery code to keep, stale forms, and the lock after 10.
+  await api(f, 'PUT', '/guardian/factors/otp', { enabled: true });
+  await api(f, 'PUT', '/guardian/policies', ['all-applications']);
+  try {
+    const mfaEmail = `${unique('mfa')}@example.com`;
+    await createUser(test, mfaEmail, PASSWORD);
+    const toSecondStep = async (person: TestBrowser) => {
+      const page = await person.follow(base, await person.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
+      const login = readForm(await (page as Response).text(), base);
+      const step = await expectStatus('login, MFA required', person.post(login.action, { ...login.fields, username: mfaEmail, password: PASSWORD }), 303);
+      const url = new URL(step.headers.get('location')!, base).href;
+      const shown = await expectStatus('MFA page', person.get(url), 200);
+      const text = await shown.text();
+      return { url, text, fields: readForm(text, base).fields };
+    };
+    const person = new TestBrowser();
+    const enroll = await toSecondStep(person);
+    const secret = /data-secret="([A-Z2-7]+)"/.exec(enroll.text)![1]!;
+    const code = await generateTotp({ secret });
+    const wrongCode = await expectStatus('MFA, wrong code', person.post(`${base}/u/mfa`, { ...enroll.fields, code: code === '000000' ? '111111' : '000000' }), 303);
+    await expectStatus('MFA page, after a wrong code', person.get(new URL(wrongCode.headers.get('location')!, base).href), 400);
+    const enrolled = await expectStatus('MFA, enrolled', person.post(`${base}/u/mfa`, { ...enroll.fields, code }), 303);
+    await expectStatus('MFA page, recovery code to keep', person.get(new URL(enrolled.headers.get('location')!, base).href), 200);
+    await expectStatus('MFA, recovery code kept', person.post(`${base}/u/mfa`, { ...enroll.fields, saved: 'yes' }), 303);
+    await expectStatus('MFA page, stale state', get('/u/mfa?state=nope'), 400);
+    await expectStatus('MFA form, stale', form('/u/mfa', { transaction: 'nope', _csrf: 'x', code: '123456' }), 400);
+    const again = new TestBrowser();
+    const challenge = await toSecondStep(again);
+    let last = 0;
+    for (let i = 0; i < 10; i++) {
+      const wrong = await again.post(`${base}/u/mfa`, { ...challenge.fields, code: code === '000000' ? '111111' : '000000' });
+      last = (await again.get(new URL(wrong.headers.get('location')!, base).href)).status;
+    }
+    if (last !== 429) throw new Error(`MFA page after 10 wrong codes: expected 429, got ${last}`);
+  } finally {
+    await api(f, 'PUT', '/guardian/policies', []);
+  }
 
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);

@@ -79,7 +79,7 @@ export function registerTokenEndpoint(app: App, services: Services): void {
             headers: { 'DPoP-Nonce': { type: 'string' as const, description: 'With a DPoP proof: the nonce the next proof must carry', required: false } },
           },
           401: CLIENT_AUTHENTICATION_ERRORS[401],
-          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code)',
+          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code), mfa_required (the tenant requires a second factor, which the password and one-time-code grants cannot take yet)',
           429: 'too_many_attempts: the account is locked from this IP after failed logins, or the IP is throttled',
         }),
       },

@@ -38,6 +38,7 @@ interface StoredAuthorization {
   nonce?: string;
   auth_time: number;
   session_id?: string;
+  amr?: string[];
 }
 
 /** Stores a single-use code (SHA-256 hash only, 60 s) bound to the client, redirect URI, PKCE challenge (S256 only) and the authorization; returns the opaque code. */
@@ -58,6 +59,7 @@ export async function createAuthorizationCode(
     auth_time: authorization.authTime,
     ...(authorization.nonce !== undefined && { nonce: authorization.nonce }),
     ...(authorization.sessionId !== undefined && { session_id: authorization.sessionId }),
+    ...(authorization.amr !== undefined && { amr: authorization.amr }),
   };
   await insertAuthorizationCode(services.store.db, {
     code_hash: hashToken(code),
@@ -149,6 +151,7 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
     ...(stored.nonce !== undefined && { nonce: stored.nonce }),
     ...(stored.session_id !== undefined && { sessionId: stored.session_id }),
     ...(redemption.dpopJkt !== undefined && { dpopJkt: redemption.dpopJkt }),
+    ...(stored.amr !== undefined && { amr: stored.amr }),
   };
 
   // Before the claim, so a refusal leaves the code usable with a proof.

@@ -24,6 +24,8 @@ export interface UserAuthorization {
   sessionId?: string;
   /** RFC 9449: the DPoP key (thumbprint) of this token request's proof; the access token is bound to it. */
   dpopJkt?: string;
+  /** How the user authenticated (the ID token's `amr`, e.g. ["pwd","mfa"]), where known. */
+  amr?: string[];
 }
 
 /** What /authorize asks to be issued in the front channel, and what the token endpoint returns. */

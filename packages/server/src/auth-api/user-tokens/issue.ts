@@ -110,6 +110,7 @@ export async function issueWithPlan(
         azp: client.client_id,
         ...userClaims(user, scopes),
         auth_time: authorization.authTime,
+        ...(authorization.amr !== undefined && { amr: authorization.amr }),
         ...(authorization.nonce !== undefined && { nonce: authorization.nonce }),
         ...(authorization.sessionId !== undefined && { sid: authorization.sessionId }),
         ...(accessToken && { at_hash: leftHalfHash(await accessToken) }),

@@ -14,7 +14,8 @@ import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
-import { UserBlocked, WrongCredentials } from './errors.js';
+import { mfaRequired } from '../../mfa/policy.js';
+import { MfaRequired, UserBlocked, WrongCredentials } from './errors.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { resolveUserScopes } from './scopes.js';
 
@@ -43,6 +44,8 @@ export async function passwordLogin(services: Services, request: FastifyRequest,
   if (result.outcome === 'too_many_attempts') throw new TooManyAttempts(result.reason);
   if (result.outcome === 'password_leaked') throw new PasswordLeaked();
   const { user } = result;
+  // Only after the password was right, as the reference answers: the password alone issues nothing.
+  if (mfaRequired(tenant)) throw new MfaRequired();
   const audience = login.audience || tenant.settings.default_audience || null;
   const { scopes, audience: granted } = await resolveUserScopes(services, { tenant, client, user, requestedScope: login.scope ?? '', audience });
   const authorization: UserAuthorization = { tenant, client, user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000) };
