@@ -20,6 +20,7 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerUnblockPage } from './protection/block-notice.js';
+import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';
 import { registerUserinfo } from './auth-api/userinfo.js';
@@ -27,6 +28,7 @@ import { registerLoginAssets } from './login/assets.js';
 import { registerConsentPage } from './login/consent-page.js';
 import { registerEmailVerificationPage } from './login/email-verification-page.js';
 import { registerLoginPage } from './login/login-page.js';
+import { registerMfaPage } from './login/mfa-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
@@ -49,6 +51,7 @@ import { buildValidator, markFormBody } from './http/validators.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { applyConnectionTimeouts } from './http/timeouts.js';
 import type { App, Services } from './services.js';
 import { registerTenancy } from './tenancy/tenant-resolver.js';
 
@@ -84,10 +87,14 @@ export async function buildApp(services: Services, options: AppOptions): Promise
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     // The same app serves HTTP or HTTPS; Fastify's types assume http.Server, which is all it calls.
+    // With a serverFactory Fastify leaves the server's timeouts alone, so they are set here (http/timeouts.ts).
     serverFactory: (handler) =>
-      (tls
-        ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
-        : http.createServer(handler)) as http.Server,
+      applyConnectionTimeouts(
+        (tls
+          ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
+          : http.createServer(handler)) as http.Server,
+        services.config.keepAliveTimeoutMs,
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const routes = createRouteIndex(app);
@@ -120,12 +127,14 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerTokenEndpoint(app, services);
   registerUserinfo(app, services);
   registerRevocation(app, services);
+  registerPushedAuthorizationRequests(app, services);
   // Signing users in: /authorize, the hosted pages it leads to, and logout.
   await app.register(cookie);
   registerAuthorize(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);
+  registerMfaPage(app, services);
   registerSignupPage(app, services);
   registerConsentPage(app, services);
   registerResetPasswordPage(app, services);

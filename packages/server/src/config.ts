@@ -43,7 +43,23 @@ export interface Config {
   smsGatewayUrl: string | undefined;
   /** The largest users file POST /api/v2/jobs/users-imports (and `gatehouse users import`) accepts, in bytes. */
   importMaxBytes: number;
+  /**
+   * How long an idle keep-alive connection stays open, in milliseconds. Longer than the common client pools'
+   * and load balancers' idle timeouts (60 s), so the server is never the side that closes a connection a
+   * client is about to reuse (a reset socket mid-request).
+   */
+  keepAliveTimeoutMs: number;
+  /**
+   * SQLite's `synchronous` (WAL): `normal` survives a killed process, `full` also a power loss or OS crash
+   * (every commit waits for fsync). Not used on PostgreSQL.
+   */
+  sqliteSynchronous: SqliteSynchronous;
 }
+
+export type SqliteSynchronous = 'normal' | 'full';
+
+/** 65 s: above the 60 s idle timeout of the usual load balancers and client pools. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
 
 /** 512 MiB: a million users with bcrypt hashes and some metadata is about 250 MB. */
 export const DEFAULT_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
@@ -73,6 +89,8 @@ const KEYS = [
   'GATEHOUSE_TRUSTED_PROXIES',
   'GATEHOUSE_SMS_GATEWAY_URL',
   'GATEHOUSE_IMPORT_MAX_BYTES',
+  'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
+  'GATEHOUSE_SQLITE_SYNCHRONOUS',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -292,7 +310,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smsGatewayUrl: overrides.smsGatewayUrl ?? smsGatewayUrl(raw('GATEHOUSE_SMS_GATEWAY_URL')),
     importMaxBytes:
       overrides.importMaxBytes ?? integer('GATEHOUSE_IMPORT_MAX_BYTES', raw('GATEHOUSE_IMPORT_MAX_BYTES') ?? String(DEFAULT_IMPORT_MAX_BYTES), 1024, 16 * 1024 ** 3),
+    keepAliveTimeoutMs:
+      overrides.keepAliveTimeoutMs ??
+      1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
+    sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
   };
+}
+
+function sqliteSynchronous(value: string | undefined): SqliteSynchronous {
+  const chosen = (value ?? 'normal').trim().toLowerCase();
+  if (chosen !== 'normal' && chosen !== 'full') throw new ConfigError(`GATEHOUSE_SQLITE_SYNCHRONOUS=${value}: expected normal or full`);
+  return chosen;
 }
 
 /** `10.0.0.1, 10.1.0.0/16, ::1`: each an IP address, optionally with a prefix length. */

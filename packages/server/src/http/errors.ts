@@ -120,6 +120,16 @@ export class ServiceUnavailable extends ProtocolError {
   }
 }
 
+/**
+ * A feature of the reference this server does not offer: its reads answer the reference's empty shape, and a
+ * write is refused with this rather than stored and ignored.
+ */
+export class NotOffered extends ProtocolError {
+  constructor(feature: string, detail: string) {
+    super(501, 'not_offered', `${feature} ${detail}`);
+  }
+}
+
 /** Anything unexpected: the client learns nothing but that it was our fault. */
 export class ServerError extends ProtocolError {
   constructor() {
