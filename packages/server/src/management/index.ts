@@ -28,6 +28,7 @@ import { registerJobs } from './jobs.js';
 import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
+import { registerCustomDomains } from './custom-domains.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -72,6 +73,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerJobsUsersImports(api as App, services);
       registerJobsUsersExports(api as App, services);
       registerJobsVerificationEmail(api as App, services);
+      registerCustomDomains(api as App, services);
     },
     { prefix: '/api/v2' },
   );

@@ -209,6 +209,8 @@ export function fillPath(template: string, f: Fixtures): string {
     '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
     '/api/v2/jobs/{id}': f.exportJob.id,
+    // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
+    '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
   };
@@ -238,6 +240,10 @@ export interface ManagementExample {
 }
 
 const enc = encodeURIComponent;
+
+/** A fresh custom domain (pending verification), for examples that change or remove one. */
+const throwawayDomain = async (f: Fixtures) =>
+  (await api(f, 'POST', '/custom-domains', { domain: `${unique('cd-')}.example.invalid`, type: 'self_managed_certs' })).custom_domain_id as string;
 
 /**
  * One example per Management API operation (its success status), then the errors that are the operation's own.
@@ -357,6 +363,15 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/attack-protection/breached-password-detection', body: () => ({ enabled: false }) },
   { operation: 'GET /api/v2/attack-protection/suspicious-ip-throttling' },
   { operation: 'PATCH /api/v2/attack-protection/suspicious-ip-throttling', body: () => ({ enabled: true }) },
+  // Custom domains: each example acts on a throwaway domain (a `.invalid` name, never resolvable: stays pending).
+  { operation: 'GET /api/v2/custom-domains' },
+  { operation: 'POST /api/v2/custom-domains', body: () => ({ domain: `${unique('login-')}.example.invalid`, type: 'self_managed_certs' }) },
+  { operation: 'POST /api/v2/custom-domains', status: 409, body: (f) => ({ domain: new URL(f.test.url).hostname, type: 'self_managed_certs' }) },
+  { operation: 'GET /api/v2/custom-domains/{id}', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
+  { operation: 'GET /api/v2/custom-domains/{id}', status: 404, path: () => '/api/v2/custom-domains/cd_0000000000000000' },
+  { operation: 'PATCH /api/v2/custom-domains/{id}', body: () => ({ domain_metadata: { team: 'web' } }), path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
+  { operation: 'POST /api/v2/custom-domains/{id}/verify', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}/verify` },
+  { operation: 'DELETE /api/v2/custom-domains/{id}', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
   { operation: 'POST /api/v2/users/{id}/identities', status: 409, body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },

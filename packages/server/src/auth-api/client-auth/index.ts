@@ -142,7 +142,7 @@ export async function authenticateClient(
     tenant,
     client,
     presented,
-    audiences: [tenant.issuer, options.endpointUrl],
+    audiences: [...tenant.issuers, options.endpointUrl],
   });
   return client;
 }

@@ -15,6 +15,7 @@ import * as crossOrigin from './0009_cross_origin.js';
 import * as passwordless from './0010_passwordless.js';
 import * as normalisedEmails from './0011_normalised_emails.js';
 import * as userJobs from './0016_user_jobs.js';
+import * as domainsAndEmails from './0018_domains_and_emails.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0010_passwordless': passwordless,
   '0011_normalised_emails': normalisedEmails,
   '0016_user_jobs': userJobs,
+  '0018_domains_and_emails': domainsAndEmails,
 };
 
 export const migrationProvider: MigrationProvider = {
