@@ -29,6 +29,8 @@ import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
 import { registerCustomDomains } from './custom-domains.js';
+import { registerEmailProvider } from './email-provider.js';
+import { registerEmailTemplates } from './email-templates.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -74,6 +76,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerJobsUsersExports(api as App, services);
       registerJobsVerificationEmail(api as App, services);
       registerCustomDomains(api as App, services);
+      registerEmailProvider(api as App, services);
+      registerEmailTemplates(api as App, services);
     },
     { prefix: '/api/v2' },
   );

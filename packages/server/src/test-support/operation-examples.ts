@@ -211,6 +211,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/jobs/{id}': f.exportJob.id,
     // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
     '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
+    '/api/v2/email-templates/{templateName}': 'reset_email',
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
   };
@@ -372,6 +373,26 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/custom-domains/{id}', body: () => ({ domain_metadata: { team: 'web' } }), path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
   { operation: 'POST /api/v2/custom-domains/{id}/verify', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}/verify` },
   { operation: 'DELETE /api/v2/custom-domains/{id}', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
+  // The email provider (disabled, so no flow's email goes to it), from none to one and back to none.
+  { operation: 'GET /api/v2/emails/provider', status: 404 },
+  { operation: 'PATCH /api/v2/emails/provider', status: 404, body: () => ({ enabled: false }) },
+  { operation: 'POST /api/v2/emails/provider', body: () => ({ name: 'smtp', enabled: false, credentials: { smtp_host: '127.0.0.1', smtp_port: 2525, smtp_user: 'u', smtp_pass: 'p' } }) },
+  { operation: 'POST /api/v2/emails/provider', status: 409, body: () => ({ name: 'smtp', credentials: { smtp_host: '127.0.0.1', smtp_port: 2525 } }) },
+  { operation: 'GET /api/v2/emails/provider' },
+  { operation: 'PATCH /api/v2/emails/provider', body: () => ({ default_from_address: 'Fixture <no-reply@fixture.example>' }) },
+  { operation: 'DELETE /api/v2/emails/provider' },
+  { operation: 'DELETE /api/v2/emails/provider', status: 404 },
+  // Email templates: reset_email is saved (its link stays in the text part); welcome_email is not sent here.
+  { operation: 'GET /api/v2/email-templates/{templateName}', status: 404, path: () => '/api/v2/email-templates/welcome_email' },
+  { operation: 'POST /api/v2/email-templates', body: () => ({ template: 'reset_email', body: '<p><a href="{{ url }}">Reset</a></p>', syntax: 'liquid', enabled: true }) },
+  { operation: 'POST /api/v2/email-templates', status: 409, body: () => ({ template: 'reset_email', body: '<p>{{ url }}</p>' }) },
+  { operation: 'POST /api/v2/email-templates', status: 501, body: () => ({ template: 'welcome_email', body: '<p>Welcome</p>' }) },
+  { operation: 'GET /api/v2/email-templates/{templateName}' },
+  { operation: 'PATCH /api/v2/email-templates/{templateName}', body: () => ({ subject: 'Reset your {{ friendly_name }} password' }) },
+  { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 404, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/verify_email' },
+  { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/welcome_email' },
+  { operation: 'PUT /api/v2/email-templates/{templateName}', body: () => ({ body: '<p><a href="{{ url }}">Choose a new password</a></p>', enabled: true }) },
+  { operation: 'PUT /api/v2/email-templates/{templateName}', status: 501, body: () => ({ body: '<p>Welcome</p>' }), path: () => '/api/v2/email-templates/welcome_email' },
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
   { operation: 'POST /api/v2/users/{id}/identities', status: 409, body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
