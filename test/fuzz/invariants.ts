@@ -51,7 +51,9 @@ export function familyShapeProblems(path: string, status: number, body: string):
 export function checkExchange(exchange: Exchange, context: InvariantContext): string[] {
   const path = exchange.url.split('?')[0]!;
   const problems: string[] = [];
-  if (exchange.status >= 500) problems.push(`a ${exchange.status}: ${exchange.body.slice(0, 200)}`);
+  // A 501 `not_offered` is the honest answer to a write of a reference feature this server does not offer.
+  const notOffered = exchange.status === 501 && exchange.body.includes('"errorCode":"not_offered"');
+  if (exchange.status >= 500 && !notOffered) problems.push(`a ${exchange.status}: ${exchange.body.slice(0, 200)}`);
   for (const pattern of STACK_TRACE) {
     if (pattern.test(exchange.body)) problems.push(`a stack trace or source path in the body (${pattern}): ${exchange.body.slice(0, 200)}`);
   }
@@ -66,7 +68,9 @@ export function checkExchange(exchange: Exchange, context: InvariantContext): st
   const mediaType = (exchange.headers.get('content-type') ?? '').split(';')[0]!.trim();
   // 431 is the HTTP server's answer before any route is met: its family's shape, like a 404 or 405.
   const beforeRouting = exchange.status === 431;
-  const matched = exchange.method === 'HEAD' || beforeRouting ? undefined : context.conformance.match(exchange.method, path);
+  // Methods are case-sensitive (RFC 9110 §9.1): `Get` is not GET, and meets no documented operation.
+  const standard = exchange.method === exchange.method.toUpperCase();
+  const matched = exchange.method === 'HEAD' || beforeRouting || !standard ? undefined : context.conformance.match(exchange.method, path);
   if (matched) {
     problems.push(...context.conformance.check({ method: exchange.method, path, status: exchange.status, headers: exchange.headers, body: exchange.body }));
   } else if (exchange.status >= 400 && exchange.method !== 'HEAD') {

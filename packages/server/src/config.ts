@@ -38,7 +38,16 @@ export interface Config {
   smsGatewayUrl: string | undefined;
   /** The largest users file POST /api/v2/jobs/users-imports (and `gatehouse users import`) accepts, in bytes. */
   importMaxBytes: number;
+  /**
+   * How long an idle keep-alive connection stays open, in milliseconds. Longer than the common client pools'
+   * and load balancers' idle timeouts (60 s), so the server is never the side that closes a connection a
+   * client is about to reuse (a reset socket mid-request).
+   */
+  keepAliveTimeoutMs: number;
 }
+
+/** 65 s: above the 60 s idle timeout of the usual load balancers and client pools. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
 
 /** 512 MiB: a million users with bcrypt hashes and some metadata is about 250 MB. */
 export const DEFAULT_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
@@ -68,6 +77,7 @@ const KEYS = [
   'GATEHOUSE_TRUSTED_PROXIES',
   'GATEHOUSE_SMS_GATEWAY_URL',
   'GATEHOUSE_IMPORT_MAX_BYTES',
+  'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -266,6 +276,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     smsGatewayUrl: overrides.smsGatewayUrl ?? smsGatewayUrl(raw('GATEHOUSE_SMS_GATEWAY_URL')),
     importMaxBytes:
       overrides.importMaxBytes ?? integer('GATEHOUSE_IMPORT_MAX_BYTES', raw('GATEHOUSE_IMPORT_MAX_BYTES') ?? String(DEFAULT_IMPORT_MAX_BYTES), 1024, 16 * 1024 ** 3),
+    keepAliveTimeoutMs:
+      overrides.keepAliveTimeoutMs ??
+      1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
   };
 }
 

@@ -13,7 +13,7 @@
  * read as 404 and are refused on write with 501 (not offered): storing them would pretend they are sent.
  */
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
+import { Conflict, InvalidInput, NotFound, NotOffered } from '../http/errors.js';
 import { errorResponses } from '../http/responses.js';
 import { isSentTemplate, SENT_TEMPLATES, templateProblem, UNSENT_TEMPLATES } from '../messaging/email-templates.js';
 import type { App, Services } from '../services.js';
@@ -67,9 +67,9 @@ function present(row: EmailTemplateRow): Static<typeof TemplateView> {
   };
 }
 
-class NotOffered extends ProtocolError {
+class TemplateNotOffered extends NotOffered {
   constructor(name: string) {
-    super(501, 'not_implemented', `The ${name} email is not offered: this server does not send it (editable: ${SENT_TEMPLATES.join(', ')})`);
+    super(`The ${name} email`, `is not offered: this server does not send it (editable: ${SENT_TEMPLATES.join(', ')})`);
   }
 }
 
@@ -109,7 +109,7 @@ async function merged(tenantId: string, name: string, input: Input, base: EmailT
 
 export function registerEmailTemplates(api: App, services: Services): void {
   const db = services.store.db;
-  const notOffered = { 501: 'not_implemented: an email this server does not send' };
+  const notOffered = { 501: 'not_offered: an email this server does not send' };
 
   api.post('/email-templates', {
     ...operation(['create:email_templates'], {
@@ -119,7 +119,7 @@ export function registerEmailTemplates(api: App, services: Services): void {
     }),
     handler: async (request, reply) => {
       const name = request.body.template;
-      if (!isSentTemplate(name)) throw new NotOffered(name);
+      if (!isSentTemplate(name)) throw new TemplateNotOffered(name);
       if (await findEmailTemplate(db, request.tenant.id, name)) throw new Conflict(`The ${name} template exists; update it with PATCH or PUT`);
       const row = await merged(request.tenant.id, name, request.body, undefined);
       await saveEmailTemplate(db, row);
@@ -149,7 +149,7 @@ export function registerEmailTemplates(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const name = request.params.templateName;
-      if (!isSentTemplate(name)) throw new NotOffered(name);
+      if (!isSentTemplate(name)) throw new TemplateNotOffered(name);
       const base = await findEmailTemplate(db, request.tenant.id, name);
       if (!base) throw new TemplateNotFound(name);
       const row = await merged(request.tenant.id, name, request.body, base);
@@ -167,7 +167,7 @@ export function registerEmailTemplates(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const name = request.params.templateName;
-      if (!isSentTemplate(name)) throw new NotOffered(name);
+      if (!isSentTemplate(name)) throw new TemplateNotOffered(name);
       const existing = await findEmailTemplate(db, request.tenant.id, name);
       // A replacement: fields not sent take their defaults, not the old values.
       const row = { ...(await merged(request.tenant.id, name, request.body, undefined)), created_at: existing?.created_at ?? Date.now() };

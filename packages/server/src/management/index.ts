@@ -31,6 +31,7 @@ import { registerJobsVerificationEmail } from './jobs-verification-email.js';
 import { registerCustomDomains } from './custom-domains.js';
 import { registerEmailProvider } from './email-provider.js';
 import { registerEmailTemplates } from './email-templates.js';
+import { registerNotOffered } from './not-offered.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -78,6 +79,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerCustomDomains(api as App, services);
       registerEmailProvider(api as App, services);
       registerEmailTemplates(api as App, services);
+      registerNotOffered(api as App);
     },
     { prefix: '/api/v2' },
   );

@@ -179,6 +179,8 @@ export interface SsoSessionsTable {
   ip: string | null;
   user_agent: string | null;
   created_at: number;
+  /** JSON array of `amr` values (0023); null for sessions from before it, read as unknown. */
+  amr?: string | null;
 }
 
 export interface LoginTransactionsTable {
@@ -617,4 +619,38 @@ export interface Database {
   custom_domains: CustomDomainsTable;
   email_providers: EmailProvidersTable;
   email_templates: EmailTemplatesTable;
+}
+
+// --- multi-factor authentication (0023) ---------------------------------------------------------------------
+
+export type MfaEnrollmentType = 'totp' | 'recovery-code';
+
+export interface MfaEnrollmentsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  type: MfaEnrollmentType;
+  confirmed: number;
+  secret_sealed: string | null;
+  code_hash: string | null;
+  last_time_step: number | null;
+  created_at: number;
+  confirmed_at: number | null;
+  last_auth_at: number | null;
+}
+
+export interface MfaChallengesTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  transaction_id: string;
+  amr: string;
+  recovery_code_sealed: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface Database {
+  mfa_enrollments: MfaEnrollmentsTable;
+  mfa_challenges: MfaChallengesTable;
 }

@@ -20,6 +20,7 @@ export interface OperationObject {
   responses?: Record<string, ResponseObject>;
   security?: Record<string, string[]>[];
   summary?: string;
+  tags?: string[];
   [key: string]: unknown;
 }
 export interface OpenApiDocument {

@@ -16,6 +16,7 @@ import * as passwordless from './0010_passwordless.js';
 import * as normalisedEmails from './0011_normalised_emails.js';
 import * as userJobs from './0016_user_jobs.js';
 import * as domainsAndEmails from './0018_domains_and_emails.js';
+import * as multiFactor from './0023_multi_factor.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0011_normalised_emails': normalisedEmails,
   '0016_user_jobs': userJobs,
   '0018_domains_and_emails': domainsAndEmails,
+  '0023_multi_factor': multiFactor,
 };
 
 export const migrationProvider: MigrationProvider = {
