@@ -353,15 +353,11 @@ export function registerUsers(api: App, services: Services): void {
         const ids = [...context.connections.values()].filter((c) => connectionNames.every((n) => n === c.name)).map((c) => c.id);
         search.criteria.connectionIds = ids;
       }
-      let users: User[];
-      let total: number;
-      if (search.matchers.length === 0) {
-        ({ users, total } = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit: window.limit }));
-      } else {
-        const all = (await listUsers(db, tenantId, search.criteria)).users.filter((u) => search.matchers.every((m) => m(u)));
-        total = all.length;
-        users = all.slice(window.offset, window.offset + window.limit);
-      }
+      // Totals only when asked for; a checkpoint page reads one user past the page to know whether there is a next.
+      const limit = window.checkpoint ? window.limit + 1 : window.limit;
+      const found = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit }, { total: !window.checkpoint && paging.include_totals === true });
+      const users = found.users.slice(0, window.limit);
+      const total = window.checkpoint ? window.offset + found.users.length : found.total;
       const views = (await presentMany(services, tenantId, users, context)).map((v) => selectFields(v, fields, include_fields));
       return pageBody(window, paging, views, total, 'users');
     },

@@ -157,6 +157,29 @@ export interface UserRolesTable {
   created_at: number;
 }
 
+/**
+ * What user search reads instead of the users (migration 0019): one row per searchable value of a user, kept by
+ * the store's write path (store/user-search-terms.ts); `value` is lower case, NFKC, and cut to a bound.
+ */
+export interface UserSearchTermsTable {
+  tenant_id: string;
+  /** `email`, `email.domain`, `name`, `nickname`, …, `_any` (bare terms), `user_metadata.<path>`, `app_metadata.<path>`. */
+  field: string;
+  value: string;
+  user_id: string;
+}
+
+/**
+ * How many primary users each connection of a tenant has, kept by triggers on `users` (migration 0019), spread
+ * over a few shards per connection so that concurrent signups do not queue on one row; a count is their sum.
+ */
+export interface UserCountsTable {
+  tenant_id: string;
+  connection_id: string;
+  shard: number;
+  primaries: number;
+}
+
 export interface UserBlocksTable {
   id: string;
   tenant_id: string;
@@ -221,6 +244,8 @@ export interface Database {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   user_blocks: UserBlocksTable;
+  user_search_terms: UserSearchTermsTable;
+  user_counts: UserCountsTable;
   sso_sessions: SsoSessionsTable;
   login_transactions: LoginTransactionsTable;
   user_consents: UserConsentsTable;
