@@ -7,6 +7,7 @@
  * gatehouse export FILE [--tenant NAME]   write the tenant's configuration (no secrets) to FILE
  * gatehouse import FILE [--tenant NAME]   make the tenant match FILE (adds and updates, never deletes)
  * gatehouse users import|export FILE …    user import and export jobs (jobs/cli.ts)
+ * gatehouse custom-domains ready DOMAIN   mark a configured custom domain verified (the operator vouches for it)
  */
 import cluster from 'node:cluster';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,8 @@ import { ensureDevCertificate } from './crypto/dev-certificate.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { createSealer } from './crypto/sealing.js';
 import { describeDatabase, migrateToLatest, openStore } from './store/db.js';
-import { findDefaultTenant, findTenantById, type Tenant } from './store/tenants.js';
+import { findDefaultTenant, findTenantById, normalizeDomain, type Tenant } from './store/tenants.js';
+import { findCustomDomainByName, markCustomDomainReady } from './store/custom-domains.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
 import { buildApp } from './app.js';
 import { relayClusterChanges } from './tenancy/change-bus.js';
@@ -32,6 +34,7 @@ const USAGE = `Usage:
   gatehouse export FILE [--tenant NAME]   write APIs, clients, connections, grants and roles to FILE (no secrets)
   gatehouse import FILE [--tenant NAME]   make the tenant match FILE (idempotent; adds and updates, never deletes)
 ${USERS_USAGE}
+  gatehouse custom-domains ready DOMAIN   mark a configured custom domain ready (you vouch that it reaches this server)
 Configuration comes from the environment; see the README.`;
 
 function banner(config: Config, result: BootstrapResult): string {
@@ -230,6 +233,21 @@ async function rotateKeys(args: string[]): Promise<void> {
   }
 }
 
+async function customDomainReady(args: string[]): Promise<void> {
+  const [name] = args;
+  if (!name) throw new ConfigError('usage: gatehouse custom-domains ready DOMAIN');
+  const store = await openStore(loadConfig().databaseUrl);
+  try {
+    await migrateToLatest(store);
+    const domain = await findCustomDomainByName(store.db, normalizeDomain(name));
+    if (!domain) throw new ConfigError(`no custom domain ${name} is configured (POST /api/v2/custom-domains first)`);
+    await markCustomDomainReady(store.db, domain);
+    console.log(`${domain.domain} is ready: its tenant answers on it within a few seconds.`);
+  } finally {
+    await store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   switch (command) {
@@ -247,6 +265,9 @@ async function main(argv: string[]): Promise<void> {
     case 'users':
       if (args[0] === 'import') return usersImportCommand(args.slice(1));
       if (args[0] === 'export') return usersExportCommand(args.slice(1));
+      break;
+    case 'custom-domains':
+      if (args[0] === 'ready') return customDomainReady(args.slice(1));
       break;
     case undefined:
     case 'help':

@@ -51,7 +51,8 @@ async function verifiedPayload(services: Services, tenant: Tenant, token: string
   if (hit && hit.until > now) return hit.payload;
   let payload: JWTPayload;
   try {
-    payload = await verifyAccessToken(services.keyRing, tenant, token, userinfoAudience(tenant));
+    // A token issued on the tenant's own host or on one of its custom domains: either is good here.
+    payload = await verifyAccessToken(services.keyRing, tenant, token, tenant.issuers.map((issuer) => userinfoAudience({ issuer })));
   } catch {
     verified.delete(key);
     throw new InvalidToken();

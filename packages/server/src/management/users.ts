@@ -294,7 +294,7 @@ async function verifyIdToken(services: Services, request: FastifyRequest, token:
   try {
     const jwks = await services.keyRing.jwks(tenant.id);
     const { payload } = await jwtVerify(token, createLocalJWKSet(jwks as unknown as JSONWebKeySet), {
-      issuer: tenant.issuer,
+      issuer: tenant.issuers,
       // The secondary's ID token must have been issued to the client the primary's token was issued to.
       audience: request.principal.clientId,
       algorithms: ['RS256'],

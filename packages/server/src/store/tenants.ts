@@ -60,10 +60,17 @@ export interface Tenant {
   name: string;
   friendlyName: string;
   isDefault: boolean;
-  /** Without trailing slash. */
+  /**
+   * Without trailing slash: the URL the request came on. The tenant's own base URL, or one of its ready custom
+   * domains when the request came on that host (tenancy/custom-domains.ts), as the reference does.
+   */
   baseUrl: string;
   /** `baseUrl` plus `/`, as every token and the discovery document carry it. */
   issuer: string;
+  /** The tenant's own base URL whatever host the request came on (the Management API's audience is here). */
+  canonicalBaseUrl: string;
+  /** Every issuer the tenant signs as (its own and its ready custom domains'): tokens from any of them validate. */
+  issuers: string[];
   settings: TenantSettings;
 }
 
@@ -75,6 +82,8 @@ export function tenantFromRow(row: TenantsTable): Tenant {
     isDefault: row.is_default === 1,
     baseUrl: row.base_url,
     issuer: `${row.base_url}/`,
+    canonicalBaseUrl: row.base_url,
+    issuers: [`${row.base_url}/`],
     settings: JSON.parse(row.settings) as TenantSettings,
   };
 }

@@ -59,8 +59,9 @@ export interface BootstrapResult {
   defaultAppClientId: string | undefined;
 }
 
-export function managementAudience(tenant: Pick<Tenant, 'baseUrl'>): string {
-  return `${tenant.baseUrl}/api/v2/`;
+export function managementAudience(tenant: Pick<Tenant, 'baseUrl'> & Partial<Pick<Tenant, 'canonicalBaseUrl'>>): string {
+  // On a custom domain too, as the reference: the Management API is the tenant's own.
+  return `${tenant.canonicalBaseUrl ?? tenant.baseUrl}/api/v2/`;
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -104,7 +105,7 @@ async function ensureDefaultTenant(store: Store, baseUrl: string): Promise<{ ten
   for (const domain of domainsFor(baseUrl)) await addTenantDomain(store.db, existing.id, domain);
   if (existing.baseUrl === baseUrl) return { tenant: existing };
   await updateTenant(store.db, existing.id, { baseUrl });
-  return { tenant: { ...existing, baseUrl, issuer: `${baseUrl}/` }, previousBaseUrl: existing.baseUrl };
+  return { tenant: { ...existing, baseUrl, issuer: `${baseUrl}/`, canonicalBaseUrl: baseUrl, issuers: [`${baseUrl}/`] }, previousBaseUrl: existing.baseUrl };
 }
 
 async function ensureManagementApi(store: Store, tenant: Tenant): Promise<string> {

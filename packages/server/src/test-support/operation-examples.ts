@@ -228,6 +228,9 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/jobs/{id}': f.exportJob.id,
     '/api/v2/rate-limit-policies/{id}': 'discovery',
     '/api/v2/logs/{id}': f.logId,
+    // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
+    '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
+    '/api/v2/email-templates/{templateName}': 'reset_email',
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
     ...notOfferedPathValues(),
@@ -273,6 +276,9 @@ async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow')
   return grant.id as string;
 }
 
+/** A fresh custom domain (pending verification), for examples that change or remove one. */
+const throwawayDomain = async (f: Fixtures) =>
+  (await api(f, 'POST', '/custom-domains', { domain: `${unique('cd-')}.example.invalid`, type: 'self_managed_certs' })).custom_domain_id as string;
 const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 
 /** Not-offered features: each read answers its empty shape, each write a 501 (management/not-offered.ts). */
@@ -482,6 +488,35 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/attack-protection/captcha' },
   { operation: 'PATCH /api/v2/attack-protection/captcha', body: () => ({}) },
   { operation: 'PATCH /api/v2/attack-protection/captcha', status: 501, body: () => ({ active_provider_id: 'simple_captcha', simple_captcha: {} }) },
+  // Custom domains: each example acts on a throwaway domain (a `.invalid` name, never resolvable: stays pending).
+  { operation: 'GET /api/v2/custom-domains' },
+  { operation: 'POST /api/v2/custom-domains', body: () => ({ domain: `${unique('login-')}.example.invalid`, type: 'self_managed_certs' }) },
+  { operation: 'POST /api/v2/custom-domains', status: 409, body: (f) => ({ domain: new URL(f.test.url).hostname, type: 'self_managed_certs' }) },
+  { operation: 'GET /api/v2/custom-domains/{id}', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
+  { operation: 'GET /api/v2/custom-domains/{id}', status: 404, path: () => '/api/v2/custom-domains/cd_0000000000000000' },
+  { operation: 'PATCH /api/v2/custom-domains/{id}', body: () => ({ domain_metadata: { team: 'web' } }), path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
+  { operation: 'POST /api/v2/custom-domains/{id}/verify', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}/verify` },
+  { operation: 'DELETE /api/v2/custom-domains/{id}', path: async (f) => `/api/v2/custom-domains/${await throwawayDomain(f)}` },
+  // The email provider (disabled, so no flow's email goes to it), from none to one and back to none.
+  { operation: 'GET /api/v2/emails/provider', status: 404 },
+  { operation: 'PATCH /api/v2/emails/provider', status: 404, body: () => ({ enabled: false }) },
+  { operation: 'POST /api/v2/emails/provider', body: () => ({ name: 'smtp', enabled: false, credentials: { smtp_host: '127.0.0.1', smtp_port: 2525, smtp_user: 'u', smtp_pass: 'p' } }) },
+  { operation: 'POST /api/v2/emails/provider', status: 409, body: () => ({ name: 'smtp', credentials: { smtp_host: '127.0.0.1', smtp_port: 2525 } }) },
+  { operation: 'GET /api/v2/emails/provider' },
+  { operation: 'PATCH /api/v2/emails/provider', body: () => ({ default_from_address: 'Fixture <no-reply@fixture.example>' }) },
+  { operation: 'DELETE /api/v2/emails/provider' },
+  { operation: 'DELETE /api/v2/emails/provider', status: 404 },
+  // Email templates: reset_email is saved (its link stays in the text part); welcome_email is not sent here.
+  { operation: 'GET /api/v2/email-templates/{templateName}', status: 404, path: () => '/api/v2/email-templates/welcome_email' },
+  { operation: 'POST /api/v2/email-templates', body: () => ({ template: 'reset_email', body: '<p><a href="{{ url }}">Reset</a></p>', syntax: 'liquid', enabled: true }) },
+  { operation: 'POST /api/v2/email-templates', status: 409, body: () => ({ template: 'reset_email', body: '<p>{{ url }}</p>' }) },
+  { operation: 'POST /api/v2/email-templates', status: 501, body: () => ({ template: 'welcome_email', body: '<p>Welcome</p>' }) },
+  { operation: 'GET /api/v2/email-templates/{templateName}' },
+  { operation: 'PATCH /api/v2/email-templates/{templateName}', body: () => ({ subject: 'Reset your {{ friendly_name }} password' }) },
+  { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 404, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/verify_email' },
+  { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/welcome_email' },
+  { operation: 'PUT /api/v2/email-templates/{templateName}', body: () => ({ body: '<p><a href="{{ url }}">Choose a new password</a></p>', enabled: true }) },
+  { operation: 'PUT /api/v2/email-templates/{templateName}', status: 501, body: () => ({ body: '<p>Welcome</p>' }), path: () => '/api/v2/email-templates/welcome_email' },
   ...notOfferedExamples(),
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },

@@ -143,7 +143,7 @@ export async function authenticateClient(
     tenant,
     client,
     presented,
-    audiences: [tenant.issuer, options.endpointUrl],
+    audiences: [...tenant.issuers, options.endpointUrl],
   });
   noteForLog(request, { client: { client_id: client.client_id, name: client.name } });
   return client;
