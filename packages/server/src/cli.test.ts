@@ -122,6 +122,83 @@ describe('gatehouse CLI', () => {
   });
 });
 
+describe('gatehouse CLI for a newcomer and an operator (issues #18, #19)', () => {
+  it('answers -h, --help and --version, and names a port in use in one line', async () => {
+    for (const flag of ['-h', '--help']) {
+      const help = await runCliToEnd([flag], {});
+      expect(help.code).toBe(0);
+      expect(help.output).toMatch(/^Usage:/);
+    }
+    const version = await runCliToEnd(['--version'], {});
+    expect(version).toMatchObject({ code: 0, output: expect.stringMatching(/^gatehouse \d+\.\d+\.\d+\n$/) });
+
+    const port = await freePort();
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1' };
+    await start(env);
+    const second = await runCliToEnd(['start'], { ...env, GATEHOUSE_DATA_DIR: dataDir() });
+    expect(second.code).toBe(1);
+    expect(second.output.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Port ${port} is already in use .*PORT=${port + 1} `))]);
+  });
+
+  it('never prints an admin secret the operator supplied, and says where it came from', async () => {
+    const secret = 'operator-supplied-secret-0123456789abcdef';
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(await freePort()), HOST: '127.0.0.1', GATEHOUSE_ADMIN_CLIENT_ID: 'ops-admin-client', GATEHOUSE_ADMIN_CLIENT_SECRET: secret };
+    const run = await start(env);
+    const banner = run.output();
+    expect(banner).not.toContain(secret);
+    expect(banner).not.toContain('undefined');
+    expect(banner).toContain('ops-admin-client, created from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET');
+    expect(banner).toContain('-d client_secret=$GATEHOUSE_ADMIN_CLIENT_SECRET');
+    expect(await stop(run)).toBe(0);
+    const again = await start(env);
+    expect(again.output()).not.toContain(secret);
+    expect(await stop(again)).toBe(0);
+  });
+
+  it("prints a token one-liner that works, and where it listens", async () => {
+    const port = await freePort();
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port) };
+    const run = await start(env);
+    // No HOST and a localhost public URL: loopback only, and the banner says so.
+    expect(run.output()).toContain(`Listening on:     127.0.0.1:${port} (loopback only`);
+    const line = /(TOKEN=\$\(curl[\s\S]*?access_token'\))/.exec(run.output())![1]!;
+    const { execFileSync } = await import('node:child_process');
+    const token = execFileSync('bash', ['-c', `${line.replace(/\\\n\s*/g, ' ')}; echo "$TOKEN"`], { encoding: 'utf8' }).trim();
+    expect(token).toMatch(/^ey[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(await stop(run)).toBe(0);
+  });
+});
+
+describe('the public URL belongs to gatehouse start', () => {
+  it('export and import from a shell without PORT leave the running tenant as stored; a start that moves it says so', async () => {
+    const port = await freePort();
+    const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1' };
+    const run = await start(env);
+    const file = path.join(env.GATEHOUSE_DATA_DIR, 'tenant.json');
+    // Another shell: the same data, no PORT (so its own default would be localhost:3000).
+    const shell = { GATEHOUSE_DATA_DIR: env.GATEHOUSE_DATA_DIR };
+    expect((await runCliToEnd(['export', file], shell)).code).toBe(0);
+    expect((await runCliToEnd(['import', file], shell)).code).toBe(0);
+    const { openStore } = await import('./store/db.js');
+    const { findDefaultTenant } = await import('./store/tenants.js');
+    const store = await openStore(`sqlite:${path.join(env.GATEHOUSE_DATA_DIR, 'gatehouse.sqlite')}`);
+    try {
+      expect((await findDefaultTenant(store.db))?.baseUrl).toBe(`http://localhost:${port}`);
+    } finally {
+      await store.close();
+    }
+    expect(((await (await fetch(`http://localhost:${port}/.well-known/openid-configuration`)).json()) as { issuer: string }).issuer).toBe(`http://localhost:${port}/`);
+    expect(await stop(run)).toBe(0);
+
+    const moved = await freePort();
+    const next = await start({ ...env, PORT: String(moved), GATEHOUSE_LOG_LEVEL: 'info' });
+    expect(next.output()).toContain(`Public URL:       changed from http://localhost:${port} to http://localhost:${moved} (no GATEHOUSE_PUBLIC_URL: localhost and PORT=${moved})`);
+    // The log line (written asynchronously, so perhaps after the banner).
+    await next.waitFor(/"from":"http:\/\/localhost:\d+".*"msg":"the default tenant's public URL changed"/);
+    expect(await stop(next)).toBe(0);
+  });
+});
+
 describe('graceful shutdown', () => {
   it('lets in-flight requests finish and refuses new connections', async () => {
     let release!: () => void;

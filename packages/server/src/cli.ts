@@ -28,6 +28,7 @@ import { USERS_USAGE, UsersJobError, usersExportCommand, usersImportCommand } fr
 
 const USAGE = `Usage:
   gatehouse start [--https]               run the server
+  gatehouse --version                     print the version
   gatehouse migrate                       apply pending database migrations
   gatehouse keys rotate [--tenant NAME]   rotate the tenant's signing keys (default tenant by default)
   gatehouse export FILE [--tenant NAME]   write APIs, clients, connections, grants and roles to FILE (no secrets)
@@ -42,14 +43,23 @@ function banner(config: Config, result: BootstrapResult): string {
     '',
     `Gatehouse is running (${describeDatabase(config.databaseUrl)}${config.redisUrl ? ', Redis counters' : ''}, ${config.workers} worker${config.workers > 1 ? 's' : ''})`,
     `  Issuer:           ${tenant.issuer}`,
+    ...(result.publicUrlChanged
+      ? [
+          `  Public URL:       changed from ${result.publicUrlChanged.from} to ${result.publicUrlChanged.to} (${config.publicUrlSource});`,
+          `                    tokens issued under the old issuer no longer validate`,
+        ]
+      : []),
     `  Discovery:        ${tenant.baseUrl}/.well-known/openid-configuration`,
     `  JWKS:             ${tenant.baseUrl}/.well-known/jwks.json`,
     `  Demo app:         ${tenant.baseUrl}/demo  (sign in, sign up, passwordless, svc v10 at ${tenant.baseUrl}/lib/svc.js)`,
     ...(config.devMailbox ? [`  Dev mailbox:      ${tenant.baseUrl}/dev/mailbox  (emails are kept here: no GATEHOUSE_SMTP_URL)`] : []),
     `  Health:           ${tenant.baseUrl}/healthz  ${tenant.baseUrl}/readyz`,
+    `  Listening on:     ${config.host}:${config.port} (${config.hostSource})`,
     `  Management API:   ${managementAudience}`,
   ];
-  if (admin.created && admin.client_secret) {
+  if (admin.fromEnvironment) {
+    lines.push('', `  Admin client:     ${admin.client_id}, ${admin.created ? 'created ' : ''}from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET (its secret is yours; not shown)`);
+  } else if (admin.created && admin.client_secret && admin.file) {
     lines.push(
       '',
       '  Admin client created. Its secret is shown this once:',
@@ -57,18 +67,18 @@ function banner(config: Config, result: BootstrapResult): string {
       `    client_secret:  ${admin.client_secret}`,
       `  and saved (mode 0600) in ${admin.file}`,
     );
-  } else if (admin.file) {
-    lines.push('', `  Admin credentials: ${admin.file} (client_id ${admin.client_id})`);
   } else {
-    lines.push('', `  Admin credentials: from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET (client_id ${admin.client_id})`);
+    lines.push('', `  Admin credentials: ${admin.file} (client_id ${admin.client_id})`);
   }
   const secret = admin.file ? `$(node -p "require('${admin.file}').client_secret")` : '$GATEHOUSE_ADMIN_CLIENT_SECRET';
+  // One line that keeps the token in a shell variable, and a first call that uses it.
   lines.push(
     '',
-    '  Management API token (client credentials):',
-    `    curl -s ${tenant.baseUrl}/oauth/token -d grant_type=client_credentials \\`,
-    `      -d client_id=${admin.client_id} -d client_secret=${secret} \\`,
-    `      -d audience=${managementAudience}`,
+    '  Management API token (client credentials), then a first call with it:',
+    `    TOKEN=$(curl -s ${tenant.baseUrl}/oauth/token -d grant_type=client_credentials -d client_id=${admin.client_id} \\`,
+    `      -d client_secret=${secret} -d audience=${managementAudience} \\`,
+    `      | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).access_token')`,
+    `    curl -s -H "Authorization: Bearer $TOKEN" ${managementAudience}clients`,
     '',
   );
   return lines.join('\n');
@@ -150,16 +160,18 @@ function tenantNameFrom(args: string[]): string | undefined {
 /** Runs `work` against the named (or default) tenant's Management API, in-process, without listening. */
 async function withManagementApi(args: string[], work: (call: Awaited<ReturnType<typeof managementCaller>>, tenant: Tenant) => Promise<void>) {
   const config = loadConfig();
-  const prepared = await prepare(config);
+  // No bootstrap: the tenant is as the server's own start stored it. This shell's PORT or public URL may differ
+  // from the running server's, and must not move its issuer (issue #19: `export` rewrote it to localhost:3000).
+  const prepared = await prepare(config, { bootstrap: false });
   const services = createServices(config, prepared);
   const app = await buildApp(services, { logger: false });
   try {
     const name = tenantNameFrom(args);
     const row = name
       ? await prepared.store.db.selectFrom('tenants').select('id').where('name', '=', name).executeTakeFirst()
-      : { id: prepared.bootstrap!.tenant.id };
+      : await findDefaultTenant(prepared.store.db);
     const tenant = row && (await findTenantById(prepared.store.db, row.id));
-    if (!tenant) throw new ConfigError(`no tenant named ${name}`);
+    if (!tenant) throw new ConfigError(name ? `no tenant named ${name}` : 'no default tenant yet: run gatehouse start once');
     await work(await managementCaller(app, services, tenant), tenant);
   } finally {
     await app.close();
@@ -260,14 +272,38 @@ async function main(argv: string[]): Promise<void> {
     case undefined:
     case 'help':
     case '--help':
+    case '-h':
       console.log(USAGE);
+      return;
+    case 'version':
+    case '--version':
+    case '-v':
+      console.log(`gatehouse ${version()}`);
       return;
   }
   console.error(`Unknown command: ${argv.join(' ')}\n\n${USAGE}`);
   process.exitCode = 2;
 }
 
+/** This package's version, from its package.json (one directory up from src/ and from dist/). */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** A port another process holds: one line that says which, and what to do, instead of a stack. */
+function portInUse(err: unknown): string | undefined {
+  const { code, port, address } = err as { code?: unknown; port?: unknown; address?: unknown };
+  if (code !== 'EADDRINUSE') return undefined;
+  const where = typeof address === 'string' && typeof port === 'number' ? `${address}:${port}` : String(port);
+  return `Port ${String(port)} is already in use (${where}): stop what listens there, or choose another port, e.g. PORT=${typeof port === 'number' ? port + 1 : 3001} npx gatehouse start`;
+}
+
 main(process.argv.slice(2)).catch((err: unknown) => {
+  const inUse = portInUse(err);
+  if (inUse) {
+    console.error(inUse);
+    process.exit(1);
+  }
   if (err instanceof ConfigError) {
     console.error(`Configuration error: ${err.message}`);
     process.exit(78); // EX_CONFIG

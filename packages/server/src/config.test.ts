@@ -11,7 +11,8 @@ describe('configuration', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 3000,
-      host: '0.0.0.0',
+      // A localhost public URL: loopback only (issue #19, item 9).
+      host: '127.0.0.1',
       publicUrl: 'http://localhost:3000',
       dataDir: path.resolve('./data'),
       databaseUrl: `sqlite:${path.resolve('./data/gatehouse.sqlite')}`,
@@ -45,6 +46,15 @@ describe('configuration', () => {
   ])('refuses %o with a message naming the key', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('listens on loopback only for a localhost public URL, unless HOST says otherwise, and says why', () => {
+    expect(loadConfig({})).toMatchObject({ host: '127.0.0.1', hostSource: expect.stringMatching(/loopback only.*HOST=0\.0\.0\.0/) });
+    expect(loadConfig({ GATEHOUSE_PUBLIC_URL: 'http://127.0.0.1:4000' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ HOST: '0.0.0.0' })).toMatchObject({ host: '0.0.0.0', hostSource: 'HOST=0.0.0.0' });
+    expect(loadConfig({ GATEHOUSE_PUBLIC_URL: 'https://id.example.com' })).toMatchObject({ host: '0.0.0.0', hostSource: expect.stringMatching(/every interface/) });
+    expect(loadConfig({ PORT: '4100' }).publicUrlSource).toMatch(/PORT=4100/);
+    expect(loadConfig({ GATEHOUSE_PUBLIC_URL: 'https://id.example.com' }).publicUrlSource).toBe('GATEHOUSE_PUBLIC_URL');
   });
 
   it('runs SQLite with synchronous NORMAL unless FULL is asked for, and the database says so', async () => {

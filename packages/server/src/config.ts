@@ -9,9 +9,14 @@ import path from 'node:path';
 
 export interface Config {
   port: number;
+  /** The address to listen on: HOST, or loopback only when the public URL is a localhost URL, else every interface. */
   host: string;
+  /** Why `host` is what it is, in words for the banner. */
+  hostSource: string;
   /** The default tenant's base URL, without a trailing slash. Its issuer is this plus `/`. */
   publicUrl: string;
+  /** Where `publicUrl` came from, in words for the banner and the log (`GATEHOUSE_PUBLIC_URL`, or `PORT=…`). */
+  publicUrlSource: string;
   dataDir: string;
   /** `sqlite:<file>` or a `postgres://` URL. */
   databaseUrl: string;
@@ -211,8 +216,13 @@ function devMailbox(raw: string | undefined, smtp: string | undefined, publicUrl
   if (wanted && smtp) throw new ConfigError('GATEHOUSE_DEV_MAILBOX=1 cannot be combined with GATEHOUSE_SMTP_URL: mail goes to the SMTP server');
   if (smtp || raw === '0' || raw === 'false') return false;
   if (wanted) return true;
-  const host = new URL(publicUrlValue).hostname;
-  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return isLoopbackUrl(publicUrlValue);
+}
+
+/** Whether a URL names this machine only: localhost (and its subdomains), 127.0.0.0/8 or ::1. */
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /**
@@ -228,7 +238,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   };
 
   const port = overrides.port ?? integer('PORT', raw('PORT') ?? '3000', 0, 65535);
-  const host = overrides.host ?? raw('HOST') ?? '0.0.0.0';
   const dataDir = path.resolve(overrides.dataDir ?? raw('GATEHOUSE_DATA_DIR') ?? './data');
 
   const certFile = raw('GATEHOUSE_TLS_CERT');
@@ -261,13 +270,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new ConfigError('REDIS_URL: expected redis://… or rediss://…');
   }
 
-  const resolvedPublicUrl = overrides.publicUrl ?? publicUrl(raw('GATEHOUSE_PUBLIC_URL') ?? `${scheme}://localhost:${port}`);
+  const explicitPublicUrl = overrides.publicUrl ?? raw('GATEHOUSE_PUBLIC_URL');
+  const resolvedPublicUrl = overrides.publicUrl ?? publicUrl(explicitPublicUrl ?? `${scheme}://localhost:${port}`);
+  const publicUrlSource = explicitPublicUrl
+    ? 'GATEHOUSE_PUBLIC_URL'
+    : `no GATEHOUSE_PUBLIC_URL: localhost and ${raw('PORT') !== undefined || overrides.port !== undefined ? `PORT=${port}` : `the default port ${port}`}`;
+  // A localhost public URL means one machine: the server (and its dev mailbox) stays off the network unless
+  // HOST says otherwise (issue #19: the mailbox was readable from another machine).
+  const explicitHost = overrides.host ?? raw('HOST');
+  const loopbackOnly = explicitHost === undefined && isLoopbackUrl(resolvedPublicUrl);
+  const host = explicitHost ?? (loopbackOnly ? '127.0.0.1' : '0.0.0.0');
+  const hostSource =
+    explicitHost !== undefined
+      ? `HOST=${explicitHost}`
+      : loopbackOnly
+        ? 'loopback only, as the public URL is a localhost URL; set HOST=0.0.0.0 to listen on every interface'
+        : 'every interface; set HOST to choose one';
   const smtp = overrides.smtpUrl ?? smtpUrl(raw('GATEHOUSE_SMTP_URL'));
 
   return {
     port,
     host,
+    hostSource,
     publicUrl: resolvedPublicUrl,
+    publicUrlSource,
     dataDir,
     databaseUrl: overrides.databaseUrl ?? databaseUrl(raw('DATABASE_URL'), dataDir),
     redisUrl: overrides.redisUrl ?? redisUrl,

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Writable } from 'node:stream';
 import type { LoggerOptions } from 'pino';
 import { buildApp } from './app.js';
+import { ensurePrivateDir } from './data-dir.js';
 import type { Config } from './config.js';
 import { KeyRing } from './crypto/key-ring.js';
 import { loadMasterKey } from './crypto/master-key.js';
@@ -44,6 +45,7 @@ export interface Prepared {
 
 /** Storage opened and migrated, the master key loaded, and (unless told not to) the default tenant bootstrapped. */
 export async function prepare(config: Config, options: { bootstrap?: boolean; onQuery?: QueryObserver } = {}): Promise<Prepared> {
+  ensurePrivateDir(config.dataDir);
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
   const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, ...(options.onQuery && { onQuery: options.onQuery }) });
@@ -152,6 +154,8 @@ export async function startServer(config: Config, options: StartOptions = {}): P
     await prepared.store.close();
     throw err;
   }
+  const moved = prepared.bootstrap?.publicUrlChanged;
+  if (moved) app.log.warn({ from: moved.from, to: moved.to, source: config.publicUrlSource }, "the default tenant's public URL changed");
   // SQLite in one process has one claimer, so rows still leased at start were left by a process that died.
   const deliveryWorker = new DeliveryWorker(prepared.store, prepared.sealer, app.log, {
     releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker,

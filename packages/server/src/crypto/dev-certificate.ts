@@ -30,6 +30,6 @@ export async function ensureDevCertificate(dataDir: string): Promise<{ certFile:
     ],
   });
   writeFileSync(keyFile, pems.private, { mode: 0o600 });
-  writeFileSync(certFile, pems.cert, { mode: 0o644 });
+  writeFileSync(certFile, pems.cert, { mode: 0o600 });
   return { certFile, keyFile, created: true };
 }

@@ -6,6 +6,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
+import { loopbackPeersOnly } from '../http/loopback-only.js';
 import { sendHostedPage } from '../login/hosted-page.js';
 import { errorResponses, htmlPage } from '../http/responses.js';
 import { html, renderDocument, type SafeHtml } from '../login/pages/chrome.js';
@@ -53,12 +54,14 @@ export function registerDevMailbox(app: App, services: Services): void {
   if (!services.config.devMailbox) return;
 
   const tags = ['development'];
+  const thisMachineOnly = loopbackPeersOnly(services.config.trustedProxies.length > 0);
   app.get(DEV_MAILBOX_PATH, {
     config: { rateLimit: { bucket: 'authorize' } },
+    preHandler: thisMachineOnly,
     schema: {
       tags,
       summary: 'The dev mailbox: emails kept instead of sent (no SMTP, localhost public URL)',
-      response: { 200: htmlPage('The newest emails'), ...errorResponses('oauth', { 404: 'Not the default tenant' }) },
+      response: { 200: htmlPage('The newest emails'), ...errorResponses('oauth', { 404: 'Not the default tenant, or not a request from this machine (loopback)' }) },
     },
   }, async (request, reply) => {
     if (!request.tenant.isDefault) throw new NotFound(`No route for GET ${DEV_MAILBOX_PATH}`);
@@ -72,11 +75,12 @@ export function registerDevMailbox(app: App, services: Services): void {
     `${DEV_MAILBOX_PATH}/:id`,
     {
       config: { rateLimit: { bucket: 'authorize' } },
+      preHandler: thisMachineOnly,
       schema: {
         tags,
         summary: "One kept email's HTML part",
         params: Type.Object({ id: Type.String({ pattern: '^eml_[A-Za-z0-9]{22}$' }) }),
-        response: { 200: htmlPage("The email's HTML, sandboxed"), ...errorResponses('oauth', { 404: 'No such email, or not the default tenant' }) },
+        response: { 200: htmlPage("The email's HTML, sandboxed"), ...errorResponses('oauth', { 404: 'No such email, not the default tenant, or not a request from this machine (loopback)' }) },
       },
     },
     async (request, reply) => {

@@ -5,7 +5,8 @@
  * A `postgres://` URL may carry `?schema=NAME`: every connection then uses that schema (created if missing).
  * Tests use it to get a fresh, isolated schema per run; deployments can use it to share one database.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { ensurePrivateDir, ensurePrivateSqliteFiles } from '../data-dir.js';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type LogEvent } from 'kysely';
@@ -72,7 +73,11 @@ export interface StoreOptions {
 }
 
 function openSqlite(file: string, options: StoreOptions): Store {
-  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:') {
+    const dir = path.dirname(path.resolve(file));
+    if (!existsSync(dir)) ensurePrivateDir(dir);
+    ensurePrivateSqliteFiles(file);
+  }
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');

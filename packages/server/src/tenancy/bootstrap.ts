@@ -38,15 +38,22 @@ const MANAGEMENT_TOKEN_LIFETIME = 86_400;
 
 export interface AdminCredentials {
   client_id: string;
-  /** Present only when this start created the client (it is printed once, and saved to the file). */
+  /**
+   * Present only when this start generated the secret (it is printed once, and saved to the file); never when
+   * the operator supplied it (GATEHOUSE_ADMIN_CLIENT_SECRET): a secret they hold is not ours to print.
+   */
   client_secret?: string;
   /** Where the generated credentials are saved; undefined when they came from the environment. */
   file: string | undefined;
   created: boolean;
+  /** The client id and secret come from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET. */
+  fromEnvironment: boolean;
 }
 
 export interface BootstrapResult {
   tenant: Tenant;
+  /** Set when this start moved the default tenant to a new public URL (tokens of the old issuer stop validating). */
+  publicUrlChanged: { from: string; to: string } | undefined;
   admin: AdminCredentials;
   managementAudience: string;
   defaultAppClientId: string | undefined;
@@ -68,11 +75,16 @@ function domainsFor(baseUrl: string): string[] {
   return isLoopbackHost(host) ? [...new Set([host, 'localhost', '127.0.0.1', '[::1]'])] : [host];
 }
 
-async function ensureDefaultTenant(store: Store, baseUrl: string): Promise<Tenant> {
+/**
+ * The default tenant, at `baseUrl`. Only `gatehouse start` calls this (through bootstrap): its configuration
+ * (GATEHOUSE_PUBLIC_URL, or the URL PORT and --https imply) is the one that says where the server is. Every
+ * other command reads the tenant as stored.
+ */
+async function ensureDefaultTenant(store: Store, baseUrl: string): Promise<{ tenant: Tenant; previousBaseUrl?: string }> {
   const existing = await findDefaultTenant(store.db);
   if (!existing) {
     try {
-      return await insertTenant(store.db, {
+      const tenant = await insertTenant(store.db, {
         id: newId.tenant(),
         name: 'default',
         friendlyName: 'Gatehouse',
@@ -82,17 +94,18 @@ async function ensureDefaultTenant(store: Store, baseUrl: string): Promise<Tenan
         settings: { allow_insecure_webhooks: isLoopbackHost(new URL(baseUrl).hostname) },
         domains: domainsFor(baseUrl),
       });
+      return { tenant };
     } catch (err) {
       // Another process bootstrapping the same database won the race; use its tenant.
       const winner = await findDefaultTenant(store.db);
-      if (winner) return winner;
+      if (winner) return { tenant: winner };
       throw err;
     }
   }
   for (const domain of domainsFor(baseUrl)) await addTenantDomain(store.db, existing.id, domain);
-  if (existing.baseUrl === baseUrl) return existing;
+  if (existing.baseUrl === baseUrl) return { tenant: existing };
   await updateTenant(store.db, existing.id, { baseUrl });
-  return { ...existing, baseUrl, issuer: `${baseUrl}/`, canonicalBaseUrl: baseUrl, issuers: [`${baseUrl}/`] };
+  return { tenant: { ...existing, baseUrl, issuer: `${baseUrl}/`, canonicalBaseUrl: baseUrl, issuers: [`${baseUrl}/`] }, previousBaseUrl: existing.baseUrl };
 }
 
 async function ensureManagementApi(store: Store, tenant: Tenant): Promise<string> {
@@ -179,7 +192,7 @@ async function ensureAdminClient(
   } else if (!fromEnvironment) {
     file = path.join(config.dataDir, ADMIN_CREDENTIALS_FILE);
   }
-  return { client_id: admin.client_id, ...(created && { client_secret: secret }), file, created };
+  return { client_id: admin.client_id, ...(created && !fromEnvironment && { client_secret: secret }), file, created, fromEnvironment };
 }
 
 export function clientSecretContext(clientId: string): string {
@@ -276,12 +289,13 @@ async function ensureEmailConnection(store: Store, tenant: Tenant, tenantIsNew: 
 
 export async function bootstrap(store: Store, keyRing: KeyRing, sealer: Sealer, config: Config): Promise<BootstrapResult> {
   const tenantIsNew = !(await findDefaultTenant(store.db));
-  const tenant = await ensureDefaultTenant(store, config.publicUrl);
+  const { tenant, previousBaseUrl } = await ensureDefaultTenant(store, config.publicUrl);
   await keyRing.ensureKeys(tenant.id);
   const audience = await ensureManagementApi(store, tenant);
   const admin = await ensureAdminClient(store, sealer, config, tenant, audience);
   const defaultAppClientId = await ensureDefaultApp(store, tenant, tenantIsNew);
   await ensureDatabaseConnection(store, tenant, tenantIsNew, tenantIsNew && defaultAppClientId ? [defaultAppClientId] : []);
   await ensureEmailConnection(store, tenant, tenantIsNew, defaultAppClientId ? [defaultAppClientId] : []);
-  return { tenant, admin, managementAudience: audience, defaultAppClientId };
+  const publicUrlChanged = previousBaseUrl === undefined ? undefined : { from: previousBaseUrl, to: tenant.baseUrl };
+  return { tenant, publicUrlChanged, admin, managementAudience: audience, defaultAppClientId };
 }
