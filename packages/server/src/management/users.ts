@@ -56,6 +56,8 @@ import {
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
+import { logRow, requestOrigin } from '../logs/log-event.js';
+import { writeLogEvents } from '../logs/writer.js';
 import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
 import {
   assertPasswordAccepted,
@@ -73,7 +75,7 @@ import { contextFor, Identity, presentIdentities, presentMany, presentOne, PROVI
 // ---- schemas ----
 
 /** `<provider>|<id>`; the provider part is what this server writes (auth0, email, sms) or any plain name. */
-const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
+export const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
 const UserId = Type.String({ minLength: 3, maxLength: 321, pattern: USER_ID_PATTERN });
 const UserIdParams = Type.Object({ id: UserId });
 const PHONE = '^\\+[0-9]{1,15}$';
@@ -292,7 +294,7 @@ async function verifyIdToken(services: Services, request: FastifyRequest, token:
   try {
     const jwks = await services.keyRing.jwks(tenant.id);
     const { payload } = await jwtVerify(token, createLocalJWKSet(jwks as unknown as JSONWebKeySet), {
-      issuer: tenant.issuer,
+      issuer: tenant.issuers,
       // The secondary's ID token must have been issued to the client the primary's token was issued to.
       audience: request.principal.clientId,
       algorithms: ['RS256'],
@@ -536,6 +538,9 @@ export function registerUsers(api: App, services: Services): void {
         await deleteUser(db, tenantId, user.user_id, async (trx) => {
           const object = await deletedUserEventObject(trx, user);
           await emitEvent(trx, { tenantId, type: 'user.deleted', object, context: eventContextFrom(request) });
+          // `du` commits with the deletion (tenant logs, logs/writer.ts).
+          const by = { client_id: request.principal.clientId };
+          await writeLogEvents(trx, [logRow(tenantId, { type: 'du', user_id: user.user_id, user_name: user.email ?? user.username ?? undefined, client: by }, requestOrigin(request))]);
         });
       }
       return reply.code(204).send();

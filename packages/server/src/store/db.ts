@@ -64,15 +64,24 @@ function withStatementCache(database: SQLite.Database): { prepare: SQLite.Databa
   };
 }
 
-function openSqlite(file: string, onQuery?: QueryObserver): Store {
+export interface StoreOptions {
+  /** SQLite only: `normal` (the default) or `full` (see Config.sqliteSynchronous). */
+  sqliteSynchronous?: 'normal' | 'full';
+  /** Sees every query the store runs (query-plan tests). */
+  onQuery?: QueryObserver;
+}
+
+function openSqlite(file: string, options: StoreOptions): Store {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   // Several processes (GATEHOUSE_WORKERS, the CLI) may write the same file: wait for a lock instead of failing.
   database.pragma('busy_timeout = 5000');
-  database.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...observing(onQuery) });
+  // WAL with NORMAL: a commit is durable once the OS has it (a killed process loses nothing; a power loss may
+  // lose the last commits, never corrupt the file). FULL syncs the WAL on every commit: durable against power loss.
+  database.pragma(`synchronous = ${options.sqliteSynchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...observing(options.onQuery) });
   return {
     db,
     dialect: 'sqlite',
@@ -89,7 +98,7 @@ function quoteIdentifier(name: string): string {
 }
 
 /** Splits our `?schema=` parameter off a PostgreSQL URL; pg itself does not know it. */
-function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
@@ -130,8 +139,8 @@ function openPostgres(connectionString: string, schema: string | undefined, onQu
 }
 
 /** Opens the store; does not migrate (see migrateToLatest). */
-export async function openStore(databaseUrl: string, options: { onQuery?: QueryObserver } = {}): Promise<Store> {
-  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length), options.onQuery);
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length), options);
   const { connectionString, schema } = parsePostgresUrl(databaseUrl);
   if (schema) {
     // Without the schema, the search_path set on each connection points at nothing; create it first.

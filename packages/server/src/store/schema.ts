@@ -257,6 +257,15 @@ export interface Database {
   group_members: GroupMembersTable;
   group_roles: GroupRolesTable;
   organization_group_roles: OrganizationGroupRolesTable;
+  organization_client_grants: OrganizationClientGrantsTable;
+}
+
+/** 0017: client grants associated with an organization. */
+export interface OrganizationClientGrantsTable {
+  organization_id: string;
+  grant_id: string;
+  tenant_id: string;
+  created_at: number;
 }
 
 // --- event streams (0006) ----------------------------------------------------------------------------------
@@ -425,6 +434,8 @@ export interface AuthorizationCodesTable {
   access_token_expires_at: number | null;
   refresh_token_family: string | null;
   replayed_at: number | null;
+  /** RFC 9449 §10: the DPoP key thumbprint the code is bound to (0022), or null. */
+  dpop_jkt?: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -448,6 +459,8 @@ export interface RefreshTokensTable {
   revoked_at: number | null;
   expires_at: number | null;
   idle_expires_at: number | null;
+  /** RFC 9449 §5: the DPoP key thumbprint a public client's refresh token is bound to (0022), or null. */
+  dpop_jkt?: string | null;
 }
 
 export interface RevokedAccessTokensTable {
@@ -599,6 +612,93 @@ export interface Database {
   job_import_batches: JobImportBatchesTable;
   job_errors: JobErrorsTable;
   job_export_parts: JobExportPartsTable;
+}
+
+// --- tenant logs (0021) ------------------------------------------------------------------------------------
+
+export interface LogsTable {
+  /** Time-ordered decimal digits (logs/log-id.ts). */
+  log_id: string;
+  tenant_id: string;
+  date: number;
+  type: string;
+  description: string | null;
+  client_id: string | null;
+  client_name: string | null;
+  connection: string | null;
+  connection_id: string | null;
+  strategy: string | null;
+  strategy_type: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  hostname: string | null;
+  audience: string | null;
+  scope: string | null;
+  is_mobile: number;
+  /** JSON, or null. */
+  details: string | null;
+}
+
+// --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
+
+export interface PushedAuthorizationRequestsTable {
+  request_uri_hash: string;
+  tenant_id: string;
+  client_id: string;
+  /** JSON object of string parameters. */
+  params: string;
+  dpop_jkt: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
+// ---- 0018: custom domains, email provider, email templates ----
+
+export interface CustomDomainsTable {
+  id: string;
+  tenant_id: string;
+  domain: string;
+  is_primary: number;
+  status: string;
+  verification_record: string;
+  settings: string;
+  verified_at: number | null;
+  created_at: number;
+}
+
+export interface EmailProvidersTable {
+  tenant_id: string;
+  name: string;
+  enabled: number;
+  default_from_address: string | null;
+  settings: string;
+  credentials_sealed: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EmailTemplatesTable {
+  tenant_id: string;
+  template: string;
+  body: string;
+  from_address: string | null;
+  subject: string | null;
+  result_url: string | null;
+  url_lifetime_in_seconds: number | null;
+  include_email_in_redirect: number;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Database {
+  logs: LogsTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
+  custom_domains: CustomDomainsTable;
+  email_providers: EmailProvidersTable;
+  email_templates: EmailTemplatesTable;
 }
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../config.js';
 import { signClientToken } from '../crypto/jwt.js';
 import { MANAGEMENT_SCOPES } from '../management/scopes.js';
@@ -35,6 +36,8 @@ export interface TestServerOptions {
   /** Extra environment, as the CLI would read it. */
   env?: Record<string, string>;
   configure?: (app: App) => void;
+  /** The server's log, as JSON lines (at GATEHOUSE_LOG_LEVEL, which `env` may set). */
+  logStream?: Writable;
   /** Sees every query the server's store runs (query-plan tests). */
   onQuery?: QueryObserver;
 }
@@ -58,6 +61,7 @@ async function boot(config: Config, options: TestServerOptions, cleanup: () => P
   const startOptions: StartOptions = {
     log: false,
     ...(options.configure && { configure: options.configure }),
+    ...(options.logStream && { logStream: options.logStream }),
     ...(options.onQuery && { prepared: await prepare(config, { onQuery: options.onQuery }) }),
   };
   const server = await startServer(config, startOptions);
