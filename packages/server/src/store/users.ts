@@ -266,6 +266,8 @@ export interface UserCriteria {
 /** Above every character: `value < prefix + TOP` bounds a prefix range in byte order (UTF-8, both dialects). */
 const TOP = '\u{10FFFF}';
 
+const NUMERIC_SORT_FIELDS = new Set<UserSortField>(['created_at', 'updated_at', 'last_login', 'logins_count']);
+
 function hasFilter(criteria: UserCriteria): boolean {
   return (
     criteria.email !== undefined ||
@@ -310,8 +312,14 @@ export async function listUsers(
 
   const sort = criteria.sort ?? { field: 'created_at', descending: false };
   const direction = sort.descending ? 'desc' : 'asc';
-  let ordered = base.selectAll('users').orderBy(sort.field, direction);
-  if (sort.field !== 'user_id') ordered = ordered.orderBy('user_id', direction);
+  // With a filter, the order is by an expression of the column, not the column: SQLite (no statistics) would
+  // otherwise walk the order's index over the whole tenant to skip a sort, checking each row against the
+  // filter; this way it reads the filter's index and sorts the matches.
+  const filtered = hasFilter(criteria);
+  const key = (field: UserSortField) =>
+    !filtered ? sql.ref(field) : NUMERIC_SORT_FIELDS.has(field) ? sql`${sql.ref(field)} + 0` : sql`${sql.ref(field)} || ''`;
+  let ordered = base.selectAll('users').orderBy(key(sort.field), direction);
+  if (sort.field !== 'user_id') ordered = ordered.orderBy(key('user_id'), direction);
   const rows = await ordered.limit(window.limit).offset(window.offset).execute();
   const users = rows.map(fromRow);
   if (!options.total) return { users, total: users.length };
