@@ -34,12 +34,14 @@ export interface TestServerOptions {
   /** Extra environment, as the CLI would read it. */
   env?: Record<string, string>;
   configure?: (app: App) => void;
+  /** Listen on this port rather than a free one (a fresh server standing in for another at the same URL). */
+  port?: number;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
   const postgres = options.dialect === 'postgres' ? freshPostgresSchema() : undefined;
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = loadConfig(
     { GATEHOUSE_LOG_LEVEL: 'silent', ...options.env },
     { port, host: '127.0.0.1', dataDir, ...(postgres && { databaseUrl: postgres.url }) },
