@@ -7,6 +7,7 @@
  * gatehouse export FILE [--tenant NAME]   write the tenant's configuration (no secrets) to FILE
  * gatehouse import FILE [--tenant NAME]   make the tenant match FILE (adds and updates, never deletes)
  * gatehouse users import|export FILE …    user import and export jobs (jobs/cli.ts)
+ * gatehouse custom-domains ready DOMAIN   mark a configured custom domain verified (the operator vouches for it)
  */
 import cluster from 'node:cluster';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -16,10 +17,12 @@ import { ensureDevCertificate } from './crypto/dev-certificate.js';
 import { loadMasterKey } from './crypto/master-key.js';
 import { createSealer } from './crypto/sealing.js';
 import { describeDatabase, migrateToLatest, openStore } from './store/db.js';
-import { findDefaultTenant, findTenantById, type Tenant } from './store/tenants.js';
+import { findDefaultTenant, findTenantById, normalizeDomain, type Tenant } from './store/tenants.js';
+import { findCustomDomainByName, markCustomDomainReady } from './store/custom-domains.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
 import { buildApp } from './app.js';
-import { createServices, prepare, startServer, type RunningServer } from './server.js';
+import { relayClusterChanges } from './tenancy/change-bus.js';
+import { closeServices, createServices, prepare, startServer, type RunningServer } from './server.js';
 import { exportTenant, importTenant, managementCaller, TenantDocumentError } from './tenancy/tenant-as-code.js';
 import { USERS_USAGE, UsersJobError, usersExportCommand, usersImportCommand } from './jobs/cli.js';
 
@@ -30,6 +33,7 @@ const USAGE = `Usage:
   gatehouse export FILE [--tenant NAME]   write APIs, clients, connections, grants and roles to FILE (no secrets)
   gatehouse import FILE [--tenant NAME]   make the tenant match FILE (idempotent; adds and updates, never deletes)
 ${USERS_USAGE}
+  gatehouse custom-domains ready DOMAIN   mark a configured custom domain ready (you vouch that it reaches this server)
 Configuration comes from the environment; see the README.`;
 
 function banner(config: Config, result: BootstrapResult): string {
@@ -96,6 +100,8 @@ async function start(args: string[]): Promise<void> {
     // The primary migrates and bootstraps once, then forks workers that share the port.
     const prepared = await prepare(config);
     await prepared.store.close();
+    // On SQLite the workers hear each other's tenant changes through this process (tenancy/change-bus.ts).
+    relayClusterChanges();
     for (let i = 0; i < config.workers; i++) cluster.fork();
     let stopping = false;
     cluster.on('exit', (worker, code) => {
@@ -127,7 +133,7 @@ async function start(args: string[]): Promise<void> {
 
 async function migrate(): Promise<void> {
   const config = loadConfig();
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     const { applied } = await migrateToLatest(store);
     console.log(applied.length ? `Applied: ${applied.join(', ')}` : `${describeDatabase(config.databaseUrl)} is up to date`);
@@ -157,7 +163,7 @@ async function withManagementApi(args: string[], work: (call: Awaited<ReturnType
     await work(await managementCaller(app, services, tenant), tenant);
   } finally {
     await app.close();
-    await services.rateLimitStore.close();
+    await closeServices(services);
     await prepared.store.close();
   }
 }
@@ -195,7 +201,7 @@ async function importCommand(args: string[]): Promise<void> {
 async function rotateKeys(args: string[]): Promise<void> {
   const config = loadConfig();
   const tenantName = tenantNameFrom(args);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     await migrateToLatest(store);
     const tenant: Tenant | undefined = tenantName
@@ -210,6 +216,21 @@ async function rotateKeys(args: string[]): Promise<void> {
     const keyRing = new KeyRing(store.db, createSealer(loadMasterKey(config.masterKey, config.dataDir).key));
     const kid = await keyRing.rotate(tenant.id);
     console.log(`Rotated. Now signing with ${kid}; the previous key stays published until the next rotation.`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function customDomainReady(args: string[]): Promise<void> {
+  const [name] = args;
+  if (!name) throw new ConfigError('usage: gatehouse custom-domains ready DOMAIN');
+  const store = await openStore(loadConfig().databaseUrl);
+  try {
+    await migrateToLatest(store);
+    const domain = await findCustomDomainByName(store.db, normalizeDomain(name));
+    if (!domain) throw new ConfigError(`no custom domain ${name} is configured (POST /api/v2/custom-domains first)`);
+    await markCustomDomainReady(store.db, domain);
+    console.log(`${domain.domain} is ready: its tenant answers on it within a few seconds.`);
   } finally {
     await store.close();
   }
@@ -232,6 +253,9 @@ async function main(argv: string[]): Promise<void> {
     case 'users':
       if (args[0] === 'import') return usersImportCommand(args.slice(1));
       if (args[0] === 'export') return usersExportCommand(args.slice(1));
+      break;
+    case 'custom-domains':
+      if (args[0] === 'ready') return customDomainReady(args.slice(1));
       break;
     case undefined:
     case 'help':

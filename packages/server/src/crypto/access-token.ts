@@ -1,6 +1,6 @@
 /**
- * Verifies access tokens this tenant issued: RS256, signed by one of the tenant's published keys, `iss` = the
- * tenant issuer, `aud` containing the expected audience, not expired. Used by the Management API and, later, by
+ * Verifies access tokens this tenant issued: RS256, signed by one of the tenant's published keys, `iss` = one of
+ * the tenant's issuers (its own, its custom domains'), `aud` containing the expected audience, not expired. Used by the Management API and, later, by
  * user endpoints such as /userinfo; callers add their own checks on the verified claims.
  */
 import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
@@ -25,12 +25,25 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/** A DPoP-bound token from `Authorization: DPoP <token>` (RFC 9449 §7.1), or undefined. */
+export function dpopToken(header: string | undefined): string | undefined {
+  const match = header ? /^DPoP +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim()) : null;
+  return match?.[1];
+}
+
+/** The DPoP key thumbprint an access token is bound to (`cnf.jkt`, RFC 9449 §6.1), if any. */
+export function boundKey(payload: JWTPayload): unknown {
+  return (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+}
+
 /** Resolves to the verified claims; rejects on any failure (callers answer 401 without detail). */
-export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token: string, audience: string): Promise<JWTPayload> {
+export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token: string, audience: string | string[]): Promise<JWTPayload> {
   const { payload } = await jwtVerify(token, localKeys(await keyRing.jwks(tenant.id)), {
-    issuer: tenant.issuer,
+    issuer: tenant.issuers,
     audience,
     algorithms: ['RS256'],
+    // A token without exp would be good forever (RFC 9068 §2.2 requires it on every access token).
+    requiredClaims: ['exp'],
   });
   return payload;
 }
@@ -41,9 +54,11 @@ export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token:
  */
 export async function verifyIdTokenHint(keyRing: KeyRing, tenant: Tenant, token: string): Promise<JWTPayload> {
   const { payload } = await jwtVerify(token, localKeys(await keyRing.jwks(tenant.id)), {
-    issuer: tenant.issuer,
+    issuer: tenant.issuers,
     algorithms: ['RS256'],
     clockTolerance: 10 * 365 * 86_400,
+    // Every ID token we issue has exp (OIDC Core §2); one without it is not ours, whatever signed it.
+    requiredClaims: ['exp'],
   });
   return payload;
 }

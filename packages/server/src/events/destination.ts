@@ -3,8 +3,12 @@
  * CloudEvent (checked again when connecting, against the addresses the name resolves to then, so a name that
  * starts resolving to a private address is still refused). Redirects are never followed.
  *
- * Without the tenant setting `allow_insecure_webhooks`, only https endpoints on public addresses are allowed;
- * with it, http and loopback or private addresses are allowed too (development).
+ * Without the tenant setting `allow_insecure_webhooks`, only https endpoints on public addresses are allowed.
+ * With it (development), https may also reach loopback and private addresses, and plain http is allowed only to
+ * loopback and private (RFC 1918, unique-local) addresses: never to a public address, where the events and the
+ * stream's credential would cross the internet in clear, and never to link-local ones (cloud metadata services
+ * answer plain http there). Both are checked when the stream is configured (names resolved then) and again on
+ * every connection, against the addresses the name resolves to at that moment.
  */
 import dns from 'node:dns';
 import http from 'node:http';
@@ -47,6 +51,36 @@ export function isRestrictedAddress(address: string): boolean {
   return RESTRICTED.check(address, 'ipv6');
 }
 
+/** Where plain http may go when the tenant allows insecure webhooks: loopback and private networks only. */
+const PLAIN_HTTP_ALLOWED = new BlockList();
+for (const [prefix, bits] of [
+  ['127.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const) {
+  PLAIN_HTTP_ALLOWED.addSubnet(prefix, bits, 'ipv4');
+}
+PLAIN_HTTP_ALLOWED.addSubnet('::1', 128, 'ipv6');
+PLAIN_HTTP_ALLOWED.addSubnet('fc00::', 7, 'ipv6');
+
+/** True for a loopback or private address, the only ones plain http may reach. */
+export function isPlainHttpAddress(address: string): boolean {
+  const family = net.isIP(address);
+  if (family === 4) return PLAIN_HTTP_ALLOWED.check(address, 'ipv4');
+  if (family !== 6) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return PLAIN_HTTP_ALLOWED.check(mapped, 'ipv4');
+  return PLAIN_HTTP_ALLOWED.check(address, 'ipv6');
+}
+
+const PLAIN_HTTP_PUBLIC =
+  'webhook_endpoint: plain http is allowed (with allow_insecure_webhooks) only to loopback or private addresses; use https for any other address';
+
+/** Resolves a name to all its addresses (dns.lookup, as connections do); replaceable where DNS is not real. */
+export type Resolve = (hostname: string) => Promise<dns.LookupAddress[]>;
+const systemResolve: Resolve = (hostname) => dns.promises.lookup(hostname, { all: true });
+
 function isLocalName(hostname: string): boolean {
   return hostname === 'localhost' || hostname.endsWith('.localhost');
 }
@@ -69,7 +103,27 @@ export function endpointProblem(endpoint: string, allowInsecure: boolean): strin
   if (!allowInsecure && (isLocalName(host) || isRestrictedAddress(host))) {
     return 'webhook_endpoint points to a loopback, private or link-local address (allowed only when the tenant setting allow_insecure_webhooks is on)';
   }
+  if (url.protocol === 'http:' && net.isIP(host) !== 0 && !isPlainHttpAddress(host)) return PLAIN_HTTP_PUBLIC;
   return undefined;
+}
+
+/**
+ * endpointProblem, plus (for plain http to a name) where the name resolves now: every address must be loopback
+ * or private. A name that does not resolve is refused too, since nothing shows it stays off the internet.
+ */
+export async function resolvedEndpointProblem(endpoint: string, allowInsecure: boolean, resolve: Resolve = systemResolve): Promise<string | undefined> {
+  const problem = endpointProblem(endpoint, allowInsecure);
+  if (problem) return problem;
+  const url = new URL(endpoint);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (url.protocol !== 'http:' || net.isIP(host) !== 0) return undefined;
+  let addresses: dns.LookupAddress[];
+  try {
+    addresses = await resolve(host);
+  } catch {
+    return `${PLAIN_HTTP_PUBLIC} (${host} does not resolve here)`;
+  }
+  return addresses.length > 0 && addresses.every((a) => isPlainHttpAddress(a.address)) ? undefined : PLAIN_HTTP_PUBLIC;
 }
 
 export interface WebhookRequest {
@@ -78,6 +132,8 @@ export interface WebhookRequest {
   body: string;
   allowInsecure: boolean;
   timeoutMs: number;
+  /** Name resolution for the connection (dns.lookup unless given). */
+  resolve?: Resolve;
 }
 
 export interface AttemptOutcome {
@@ -93,26 +149,39 @@ export interface AttemptOutcome {
   durationMs: number;
 }
 
+// Separate pools by setting, so a connection opened while a tenant allowed insecure webhooks is never reused
+// for a tenant (or a moment) that does not.
 const agents = {
   http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
   https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  httpsInsecure: new https.Agent({ keepAlive: true, maxSockets: 64 }),
 };
 
 class RefusedAddress extends Error {}
 
-/** Resolves like dns.lookup, but refuses restricted addresses unless allowed. */
-function guardedLookup(allowInsecure: boolean): net.LookupFunction {
+/**
+ * Resolves like dns.lookup, keeping only the addresses this connection may reach: public ones without
+ * allow_insecure_webhooks; with it, any over https, and only loopback or private ones over plain http.
+ */
+function guardedLookup(allowInsecure: boolean, plainHttp: boolean, resolve: Resolve): net.LookupFunction {
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses) => {
-      if (err) return callback(err, '', 0);
-      const usable = allowInsecure ? addresses : addresses.filter((a) => !isRestrictedAddress(a.address));
-      const first = usable[0];
-      if (!first) {
-        return callback(new RefusedAddress(`${hostname} resolves to a loopback, private or link-local address`) as NodeJS.ErrnoException, '', 0);
-      }
-      if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
-      callback(null, first.address, first.family);
-    });
+    resolve(hostname).then(
+      (addresses) => {
+        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const candidates = family === 0 ? addresses : addresses.filter((a) => a.family === family);
+        const usable = candidates.filter((a) => (plainHttp ? isPlainHttpAddress(a.address) : allowInsecure || !isRestrictedAddress(a.address)));
+        const first = usable[0];
+        if (!first) {
+          const why = plainHttp
+            ? `${hostname} resolves to a public address, which plain http may not reach; use https`
+            : `${hostname} resolves to a loopback, private or link-local address`;
+          return callback(new RefusedAddress(why) as NodeJS.ErrnoException, '', 0);
+        }
+        if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, usable);
+        callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
   };
 }
 
@@ -154,8 +223,8 @@ export function postWebhook(request: WebhookRequest): Promise<AttemptOutcome> {
         port: url.port || (secure ? 443 : 80),
         path: `${url.pathname}${url.search}`,
         headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
-        agent: secure ? agents.https : agents.http,
-        lookup: guardedLookup(request.allowInsecure),
+        agent: secure ? (request.allowInsecure ? agents.httpsInsecure : agents.https) : agents.http,
+        lookup: guardedLookup(request.allowInsecure, !secure, request.resolve ?? systemResolve),
       },
       (res) => {
         const statusCode = res.statusCode ?? 0;

@@ -83,6 +83,20 @@ export class UnsupportedMediaType extends ProtocolError {
   }
 }
 
+/** Node's parser stopped reading: the request line and headers together exceed its limit (16 KB by default). */
+export class HeaderFieldsTooLarge extends ProtocolError {
+  constructor() {
+    super(431, 'request_header_fields_too_large', 'The request line and headers are too large; send fewer or shorter headers');
+  }
+}
+
+/** The request did not arrive whole within the server's request timeout. */
+export class RequestTimeout extends ProtocolError {
+  constructor() {
+    super(408, 'request_timeout', 'The request did not arrive in time');
+  }
+}
+
 export class TooManyRequests extends ProtocolError {
   constructor(headers: Record<string, string>) {
     super(

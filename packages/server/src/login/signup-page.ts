@@ -129,7 +129,7 @@ export function registerSignupPage(app: App, services: Services): void {
       case 'ok':
         break;
     }
-    await startSession(request, reply, services, result.user);
+    await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
     const { transaction } = step;
     transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
     delete transaction.request.screenHint;

@@ -147,7 +147,7 @@ const PublicKeyCredential = Type.Object(
     credential_type: Type.Literal('public_key'),
     name: Type.Optional(CredentialName),
     pem: Pem,
-    alg: Type.Optional(oneOf(['RS256', 'RS384', 'PS256'])),
+    alg: Type.Optional(oneOf(['RS256', 'RS384', 'PS256', 'ES256'])),
     parse_expiry_from_cert: Type.Optional(Type.Boolean()),
     expires_at: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
@@ -266,7 +266,13 @@ const Fields = {
   organization_discovery_methods: orNull(Type.Array(oneOf(['email', 'organization_name']), { minItems: 1, maxItems: 2 })),
   require_pushed_authorization_requests: Type.Boolean(),
   require_proof_of_possession: Type.Boolean(),
-  signed_request_object: OpaqueObject,
+  signed_request_object: Type.Object(
+    {
+      required: Type.Optional(Type.Boolean({ description: 'Take only signed request objects (RFC 9101) at /authorize and /oauth/par' })),
+      credentials: Type.Optional(Type.Array(CredentialRef, { maxItems: 10, description: 'private_key_jwt credentials that may sign them (all when absent)' })),
+    },
+    { additionalProperties: false },
+  ),
   compliance_level: oneOfOrNull(['none', 'fapi1_adv_pkj_par', 'fapi1_adv_mtls_par', 'fapi2_sp_pkj_mtls', 'fapi2_sp_mtls_mtls']),
   skip_non_verifiable_callback_uri_confirmation_prompt: orNull(Type.Boolean()),
   token_exchange: orNull(OpaqueObject),
@@ -447,10 +453,14 @@ function parsePem(field: string, pem: string): { key: KeyObject; cert?: X509Cert
 function publicKeyCredential(input: Static<typeof PublicKeyCredential>, now: string): PrivateKeyJwtCredential {
   const field = 'client_authentication_methods.private_key_jwt';
   const { key, cert } = parsePem(field, input.pem);
-  if (key.asymmetricKeyType !== 'rsa') {
-    throw invalidBody(`${field}: the key must be an RSA key (RS256, RS384 and PS256 are RSA algorithms), not ${key.asymmetricKeyType ?? 'unknown'}`);
+  if (input.alg === 'ES256') {
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw invalidBody(`${field}: ES256 needs an EC P-256 key`);
+  } else {
+    if (key.asymmetricKeyType !== 'rsa') {
+      throw invalidBody(`${field}: the key must be an RSA key (RS256, RS384 and PS256 are RSA algorithms; ES256 takes EC P-256), not ${key.asymmetricKeyType ?? 'unknown'}`);
+    }
+    checkRsaSize(field, key);
   }
-  checkRsaSize(field, key);
   let expiresAt = input.expires_at;
   if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) throw invalidBody(`${field}: expires_at must be an ISO 8601 date-time`);
   if (input.parse_expiry_from_cert) {

@@ -203,6 +203,32 @@ describe.each(dialects)('Management API event streams (%s)', (dialect) => {
     }
   });
 
+  it('with allow_insecure_webhooks, allows plain http only to loopback and private addresses (issue 18), on create and update', async () => {
+    const subscriptions = [{ event_type: 'user.created' }];
+    const settings = await call('GET', '/tenants/settings');
+    expect(settings.body.allow_insecure_webhooks).toBe(true);
+    for (const endpoint of ['http://localhost:9/x', 'http://10.1.2.3/x', 'http://192.168.0.7:8080/x', 'http://172.20.0.2/x', 'http://[::1]:9/x', 'http://[fd00::2]/x']) {
+      const res = await call('POST', '/event-streams', { body: { subscriptions, destination: webhook(endpoint) } });
+      expect(res.status, `${endpoint}: ${res.text}`).toBe(201);
+      await call('DELETE', `/event-streams/${res.body.id as string}`);
+    }
+    // Public addresses (literal, or a name that does not resolve to a private one), and link-local metadata services.
+    for (const endpoint of ['http://93.184.215.14/x', 'http://8.8.8.8:80/x', 'http://[2606:4700::1111]/x', 'http://[::ffff:8.8.8.8]/x', 'http://169.254.169.254/latest', 'http://hooks.example.com/x']) {
+      const body = await expectError(call('POST', '/event-streams', { body: { subscriptions, destination: webhook(endpoint) } }), 400);
+      expect(body.message, endpoint).toMatch(/plain http is allowed .* only to loopback or private addresses/);
+    }
+    // https to a public or private address stays allowed.
+    const stream = await create({ name: 'insecure-rules', subscriptions, destination: webhook('https://93.184.215.14/x') });
+    const patched = await expectError(
+      call('PATCH', `/event-streams/${stream.id as string}`, { body: { destination: webhook('http://93.184.215.14/x') } }),
+      400,
+    );
+    expect(patched.message).toMatch(/plain http/);
+    const ok = await call('PATCH', `/event-streams/${stream.id as string}`, { body: { destination: webhook('http://127.0.0.1:9/x') } });
+    expect(ok.status, ok.text).toBe(200);
+    await call('DELETE', `/event-streams/${stream.id as string}`);
+  });
+
   it('deletes (204), then the stream is 404; path ids of another length are 400, never 500', async () => {
     const stream = await create({ name: 'del', subscriptions: [{ event_type: 'user.created' }], destination: webhook('https://hooks.example.com/d') });
     const res = await call('DELETE', `/event-streams/${stream.id as string}`);

@@ -17,7 +17,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { EVENT_TYPES, type EventType } from '../events/catalogue.js';
 import { countFailed } from '../events/deliveries.js';
-import { endpointProblem } from '../events/destination.js';
+import { resolvedEndpointProblem } from '../events/destination.js';
 import { newSigningSecret } from '../events/signing.js';
 import {
   countStreams,
@@ -170,16 +170,16 @@ const RESERVED_HEADERS = new Set(['host', 'content-type', 'content-length', 'tra
  * Checks a destination against the tenant's settings and works out what to store. `existing` is the stream
  * being updated: its secret is kept when the method stays the same and no new secret is sent.
  */
-function resolveDestination(
+async function resolveDestination(
   services: Services,
   tenant: Tenant,
   streamId: string,
   input: DestinationInput,
   existing?: EventStream,
-): { configuration: WebhookConfiguration; credentialSealed: string | null } {
+): Promise<{ configuration: WebhookConfiguration; credentialSealed: string | null }> {
   if (input.type !== 'webhook') throw new InvalidInput('body', `destination.type: only "webhook" destinations are supported`);
   const { webhook_endpoint, webhook_authorization: auth } = input.configuration;
-  const problem = endpointProblem(webhook_endpoint, tenant.settings.allow_insecure_webhooks === true);
+  const problem = await resolvedEndpointProblem(webhook_endpoint, tenant.settings.allow_insecure_webhooks === true);
   if (problem) throw new InvalidInput('body', `destination.configuration.${problem}`);
   const allowed: Record<AuthorizationMethod, (keyof AuthorizationInput)[]> = {
     bearer: ['method', 'token'],
@@ -252,7 +252,7 @@ export function registerEventStreams(api: App, services: Services): void {
       const name = body.name ?? id;
       if (await findStreamByName(db, tenant.id, name)) throw new StreamNameTaken();
       if ((await countStreams(db, tenant.id)) >= MAX_STREAMS) throw new Conflict(`A tenant may have at most ${MAX_STREAMS} event streams`);
-      const destination = resolveDestination(services, tenant, id, body.destination);
+      const destination = await resolveDestination(services, tenant, id, body.destination);
       const signingSecret = newSigningSecret();
       const now = Date.now();
       const stream: EventStream = {
@@ -312,7 +312,7 @@ export function registerEventStreams(api: App, services: Services): void {
         return holder !== undefined && holder.id !== stream.id;
       };
       if (name !== stream.name && (await nameTaken())) throw new StreamNameTaken();
-      const destination = body.destination ? resolveDestination(services, tenant, stream.id, body.destination, stream) : undefined;
+      const destination = body.destination ? await resolveDestination(services, tenant, stream.id, body.destination, stream) : undefined;
       const enabling = body.status === 'enabled' && stream.status === 'disabled';
       if (enabling && (await countFailed(db, stream.id)) >= AUTO_DISABLE_TOTAL) {
         throw new Conflict(

@@ -57,7 +57,8 @@ export function registerJobsVerificationEmail(api: App, services: Services): voi
       await db.transaction().execute(async (trx) => {
         const now = Date.now();
         await insertJob(trx, { id, tenant_id: tenant.id, type: 'verification_email', status: 'completed', options: '{}', created_at: now, completed_at: now });
-        if (!(await queueVerificationEmail(trx, services, tenant, user, body.client_id))) throw new InvalidInput('body', 'The email address of this user cannot receive email.');
+        // A disabled verify_email template: the job completes and sends nothing, as the tenant chose.
+        if ((await queueVerificationEmail(trx, services, tenant, user, body.client_id)) === 'undeliverable') throw new InvalidInput('body', 'The email address of this user cannot receive email.');
       });
       return reply.code(201).send(await presentJob(services, tenant, (await findJobById(db, id))!));
     },

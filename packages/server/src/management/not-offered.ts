@@ -131,7 +131,7 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
   },
   {
     feature: 'Log streams',
-    why: 'tenant logs pushed to a third party; this server writes its logs to standard output (JSON lines)',
+    why: 'tenant logs pushed to a third party; read them from GET /api/v2/logs by checkpoint (from, take) instead',
     readScope: 'read:log_streams',
     writeScope: { create: 'create:log_streams', update: 'update:log_streams', delete: 'delete:log_streams' },
     reads: [{ path: '/log-streams', shape: { paging: 'array' } }],
@@ -227,12 +227,11 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
     ],
   },
   {
-    feature: 'MFA (Guardian factors and policies)',
+    feature: 'MFA providers, templates and phone settings',
     why: 'sign-in is by password, passwordless code or link; a second factor is not offered yet',
     readScope: 'read:guardian_factors',
     writeScope: { update: 'update:guardian_factors' },
     reads: [
-      { path: '/guardian/factors', shape: { paging: 'array' } },
       { path: '/guardian/factors/sms/providers/twilio', shape: { paging: 'none' } },
       { path: '/guardian/factors/phone/providers/twilio', shape: { paging: 'none' } },
       { path: '/guardian/factors/push-notification/providers/apns', shape: { paging: 'none' } },
@@ -243,7 +242,6 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { path: '/guardian/factors/phone/selected-provider', shape: { paging: 'none' } },
     ],
     writes: [
-      { method: 'PUT', path: '/guardian/factors/:name' },
       { method: 'PUT', path: '/guardian/factors/sms/providers/twilio' },
       { method: 'PUT', path: '/guardian/factors/phone/providers/twilio' },
       { method: 'PUT', path: '/guardian/factors/push-notification/providers/apns' },
@@ -253,15 +251,6 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { method: 'PUT', path: '/guardian/factors/phone/message-types' },
       { method: 'PUT', path: '/guardian/factors/phone/selected-provider' },
     ],
-  },
-  {
-    feature: 'MFA policies',
-    why: 'a second factor is not offered yet, so no policy can require one',
-    readScope: 'read:mfa_policies',
-    writeScope: { update: 'update:mfa_policies' },
-    reads: [{ path: '/guardian/policies', shape: { paging: 'array' } }],
-    // Setting "no policy" states what is already true, so it is answered as done; any policy is a 501.
-    writes: [{ method: 'PUT', path: '/guardian/policies', acceptsEmpty: true }],
   },
 ];
 

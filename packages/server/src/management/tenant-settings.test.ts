@@ -55,6 +55,8 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       idle_session_lifetime: 72,
       allow_insecure_webhooks: true,
       enabled_locales: ['en'],
+      log_retention_days: 30,
+      require_pushed_authorization_requests: false,
     });
   });
 
@@ -84,6 +86,8 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       support_email: 'help@acme.example',
       support_url: 'https://acme.example/help',
       enabled_locales: ['fr', 'en'],
+      log_retention_days: 14,
+      require_pushed_authorization_requests: true,
     };
     const res = await call('PATCH', patch);
     expect(res.status, res.text).toBe(200);
@@ -101,6 +105,8 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
         default_audience: 'https://api.example.com/',
         default_directory: 'Username-Password-Authentication',
         allow_insecure_webhooks: false,
+        log_retention_days: 14,
+        require_pushed_authorization_requests: true,
       },
     });
     // The cached tenant was dropped: an event stream to http://localhost is refused right away.

@@ -13,6 +13,7 @@
  *  - `enabled_locales` may name only languages the hosted pages ship texts for (login/texts.ts), the first being
  *    the default; `support_email` and `support_url` are kept for people to contact (an empty string clears);
  *  - no `flags` are offered: a tenant flag would be a behaviour switch this server does not have.
+ *  - `log_retention_days` (1 to 3650, default 30) is how long tenant logs are kept (logs/writer.ts prunes).
  * A write drops this process's cached tenant, so the next request sees it; other nodes within 5 s.
  */
 import { Type, type Static } from '@fastify/type-provider-typebox';
@@ -21,6 +22,7 @@ import { InvalidInput, NotFound } from '../http/errors.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName } from '../store/connections.js';
 import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { logRetentionDays } from '../logs/writer.js';
 import { operation } from './operation.js';
 import { enabledLanguages, SHIPPED_LANGUAGES } from '../login/texts.js';
 
@@ -47,6 +49,8 @@ const SettingsView = Type.Object({
   support_email: Type.Optional(Type.String()),
   support_url: Type.Optional(Type.String()),
   enabled_locales: Type.Array(Type.String()),
+  log_retention_days: Type.Integer({ description: 'Days tenant logs are kept' }),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'Every application must send its authorization requests through /oauth/par (RFC 9126)' }),
 });
 type SettingsView = Static<typeof SettingsView>;
 
@@ -73,6 +77,8 @@ const SettingsPatch = Type.Object(
     enabled_locales: Type.Optional(
       Type.Array(Type.Union(SHIPPED_LANGUAGES.map((l) => Type.Literal(l))), { minItems: 1, uniqueItems: true, description: `Languages with shipped texts: ${SHIPPED_LANGUAGES.join(', ')}` }),
     ),
+    log_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+    require_pushed_authorization_requests: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -93,6 +99,8 @@ function present(tenant: Tenant): SettingsView {
     ...(s.support_email && { support_email: s.support_email }),
     ...(s.support_url && { support_url: s.support_url }),
     enabled_locales: enabledLanguages(tenant),
+    log_retention_days: logRetentionDays(s),
+    require_pushed_authorization_requests: s.require_pushed_authorization_requests === true,
   };
 }
 
@@ -122,6 +130,8 @@ function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSetti
     default_audience: orUnset(patch.default_audience, settings.default_audience),
     default_directory: orUnset(patch.default_directory, settings.default_directory),
     ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
+    ...(patch.log_retention_days !== undefined && { log_retention_days: patch.log_retention_days }),
+    ...(patch.require_pushed_authorization_requests !== undefined && { require_pushed_authorization_requests: patch.require_pushed_authorization_requests }),
   };
   // Unset values are dropped rather than stored as undefined/null.
   return JSON.parse(JSON.stringify(next)) as TenantSettings;

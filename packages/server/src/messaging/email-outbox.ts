@@ -14,6 +14,8 @@ import type { Database, EmailOutboxTable } from '../store/schema.js';
 export interface EmailBody {
   text: string;
   html: string;
+  /** A From header of the tenant's template; without it, the provider's or the server's default. */
+  from?: string;
 }
 
 export interface QueuedEmail {
@@ -22,6 +24,7 @@ export interface QueuedEmail {
   subject: string;
   text: string;
   html: string;
+  from?: string | undefined;
 }
 
 const queued = new EventEmitter();
@@ -58,7 +61,7 @@ export async function enqueueEmail(db: Kysely<Database>, sealer: Sealer, email: 
       tenant_id: email.tenantId,
       recipient: email.to,
       subject,
-      body_sealed: sealer.seal(JSON.stringify({ text: email.text, html: email.html } satisfies EmailBody), sealContext(id)),
+      body_sealed: sealer.seal(JSON.stringify({ text: email.text, html: email.html, ...(email.from && { from: email.from.replace(/[\r\n]+/g, ' ') }) } satisfies EmailBody), sealContext(id)),
       status: 'pending',
       attempt_count: 0,
       next_attempt_at: now,

@@ -1,7 +1,8 @@
 /**
  * The mailer: how the server sends email. `send` only writes the message to the outbox (email-outbox.ts), so a
  * slow or failing mail server never holds up a request; the worker here delivers it over SMTP (nodemailer)
- * with retries, or, when no SMTP is configured, keeps it in the dev mailbox (GET /dev/mailbox) and logs that.
+ * with retries (through the tenant's own SMTP provider when it has one enabled, email-provider.ts), or, when no
+ * SMTP is configured, keeps it in the dev mailbox (GET /dev/mailbox) and logs that.
  *
  * Retry schedule: after a failed attempt, again 2 s, 10 s, 1 min, 5 min, 30 min and 2 h later (7 attempts); an
  * SMTP 5xx answer (the server refuses the message for good) fails at once. Delivery is at least once: a row is
@@ -13,6 +14,8 @@ import type { Config } from '../config.js';
 import type { Sealer } from '../crypto/sealing.js';
 import type { Store } from '../store/db.js';
 import type { Tenant } from '../store/tenants.js';
+import { findEmailProvider } from '../store/email-settings.js';
+import { openCredentials, smtpOptions } from './email-provider.js';
 import { claimDueEmails, enqueueEmail, onEmailQueued, openBody, purgeOldEmails, releaseEmailLeases, settleEmail, type ClaimedEmail } from './email-outbox.js';
 
 export interface OutgoingEmail {
@@ -26,6 +29,8 @@ export interface OutgoingEmail {
 
 export interface Mailer {
   send(message: OutgoingEmail): Promise<void>;
+  /** Drops what the mailer remembers of the tenant's own email provider (it changed). */
+  providerChanged?(tenantId: string): void;
 }
 
 export const EMAIL_RETRY_DELAYS_MS = [2_000, 10_000, 60_000, 300_000, 1_800_000, 7_200_000] as const;
@@ -39,6 +44,8 @@ const WAKE_POLL_MS = 5;
 const CONCURRENCY = 4;
 const STOP_GRACE_MS = 3000;
 const PURGE_EVERY_MS = 3_600_000;
+/** How long a tenant's provider settings are reused before they are read again (other nodes' changes). */
+const PROVIDER_CACHE_MS = 5_000;
 
 interface SmtpFailure {
   message?: string;
@@ -68,6 +75,9 @@ export class EmailQueue implements Mailer {
   #nudge: (() => void) | undefined;
   #unsubscribe: (() => void) | undefined;
   #purgedAt = 0;
+  /** Tenants' own providers (email-provider.ts): looked up for a few seconds, a transport per saved version. */
+  readonly #providers = new Map<string, { at: number; route: { key: string; transport: Transporter } | undefined }>();
+  readonly #tenantTransports = new Map<string, Transporter>();
 
   constructor(config: Config, store: Store, sealer: Sealer) {
     this.#config = config;
@@ -122,6 +132,12 @@ export class EmailQueue implements Mailer {
     await this.#loop;
     await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
     this.#transport?.close();
+    for (const transport of this.#tenantTransports.values()) transport.close();
+  }
+
+  /** Forget cached providers (after a change through the Management API in this process). */
+  providerChanged(tenantId: string): void {
+    this.#providers.delete(tenantId);
   }
 
   async #run(releaseOnStart: boolean): Promise<void> {
@@ -172,6 +188,33 @@ export class EmailQueue implements Mailer {
     }
   }
 
+  /** The tenant's own SMTP while it is enabled, else the server's (undefined: no SMTP, the dev mailbox keeps it). */
+  async #transportFor(tenantId: string): Promise<Transporter | undefined> {
+    const cached = this.#providers.get(tenantId);
+    if (cached && Date.now() - cached.at < PROVIDER_CACHE_MS) return cached.route?.transport ?? this.#transport;
+    const provider = await findEmailProvider(this.#store.db, tenantId);
+    let route: { key: string; transport: Transporter } | undefined;
+    if (provider?.enabled) {
+      const key = `${tenantId}:${provider.updated_at}`;
+      let transport = this.#tenantTransports.get(key);
+      if (!transport) {
+        for (const [old, previous] of this.#tenantTransports) {
+          if (!old.startsWith(`${tenantId}:`)) continue;
+          previous.close();
+          this.#tenantTransports.delete(old);
+        }
+        transport = nodemailer.createTransport(
+          { ...smtpOptions(openCredentials(this.#sealer, provider)), connectionTimeout: CONNECTION_TIMEOUT_MS, greetingTimeout: CONNECTION_TIMEOUT_MS, socketTimeout: SOCKET_TIMEOUT_MS },
+          { from: provider.default_from_address ?? this.#config.emailFrom },
+        );
+        this.#tenantTransports.set(key, transport);
+      }
+      route = { key, transport };
+    }
+    this.#providers.set(tenantId, { at: Date.now(), route });
+    return route?.transport ?? this.#transport;
+  }
+
   async #deliver(row: ClaimedEmail): Promise<void> {
     const db = this.#store.db;
     const log = this.#log;
@@ -181,13 +224,14 @@ export class EmailQueue implements Mailer {
         await settleEmail(db, row, { status: 'failed', error: 'the message body is missing' });
         return;
       }
-      if (!this.#transport) {
+      const transport = await this.#transportFor(row.tenant_id);
+      if (!transport) {
         await settleEmail(db, row, { status: 'kept' });
         log?.info({ emailId: row.id, to: row.recipient, subject: row.subject }, 'email kept in the dev mailbox');
         return;
       }
       try {
-        await this.#transport.sendMail({ to: row.recipient, subject: row.subject, text: body.text, html: body.html });
+        await transport.sendMail({ to: row.recipient, subject: row.subject, text: body.text, html: body.html, ...(body.from && { from: body.from }) });
         await settleEmail(db, row, { status: 'sent' });
         log?.info({ emailId: row.id, attempt: row.attempt_count + 1 }, 'email sent');
       } catch (err) {

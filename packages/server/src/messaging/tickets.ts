@@ -23,7 +23,7 @@ function hashOf(ticket: string): string {
 
 export async function issueTicket(
   db: Kysely<Database>,
-  fields: { tenantId: string; userId: string; purpose: UserTicketPurpose; email: string; clientId?: string | undefined },
+  fields: { tenantId: string; userId: string; purpose: UserTicketPurpose; email: string; clientId?: string | undefined; lifetimeMs?: number | undefined },
   now = Date.now(),
 ): Promise<string> {
   const ticket = randomSecret(32);
@@ -37,7 +37,8 @@ export async function issueTicket(
       email: fields.email,
       client_id: fields.clientId ?? null,
       created_at: now,
-      expires_at: now + TICKET_LIFETIME_MS[fields.purpose],
+      // The tenant's template may set the link's lifetime (urlLifetimeInSeconds).
+      expires_at: now + (fields.lifetimeMs ?? TICKET_LIFETIME_MS[fields.purpose]),
       used_at: null,
     })
     .execute();

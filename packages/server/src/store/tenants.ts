@@ -1,7 +1,8 @@
 /** Tenants and the host names that select them. */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database, TenantsTable } from './schema.js';
 import type { AttackProtectionSettings } from '../protection/settings.js';
+import type { MfaSettings } from '../mfa/policy.js';
 
 /** Per-tenant overrides of one rate-limit bucket (see http/rate-limit/buckets.ts). */
 export interface RateLimitSetting {
@@ -46,6 +47,12 @@ export interface TenantSettings {
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
   attack_protection?: AttackProtectionSettings;
+  /** Days tenant logs are kept (logs/writer.ts); 30 when never set. */
+  log_retention_days?: number;
+  /** RFC 9126 §6: every client of the tenant sends its authorization requests through /oauth/par. */
+  require_pushed_authorization_requests?: boolean;
+  /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
+  mfa?: MfaSettings;
 }
 
 export interface Tenant {
@@ -53,10 +60,17 @@ export interface Tenant {
   name: string;
   friendlyName: string;
   isDefault: boolean;
-  /** Without trailing slash. */
+  /**
+   * Without trailing slash: the URL the request came on. The tenant's own base URL, or one of its ready custom
+   * domains when the request came on that host (tenancy/custom-domains.ts), as the reference does.
+   */
   baseUrl: string;
   /** `baseUrl` plus `/`, as every token and the discovery document carry it. */
   issuer: string;
+  /** The tenant's own base URL whatever host the request came on (the Management API's audience is here). */
+  canonicalBaseUrl: string;
+  /** Every issuer the tenant signs as (its own and its ready custom domains'): tokens from any of them validate. */
+  issuers: string[];
   settings: TenantSettings;
 }
 
@@ -68,6 +82,8 @@ export function tenantFromRow(row: TenantsTable): Tenant {
     isDefault: row.is_default === 1,
     baseUrl: row.base_url,
     issuer: `${row.base_url}/`,
+    canonicalBaseUrl: row.base_url,
+    issuers: [`${row.base_url}/`],
     settings: JSON.parse(row.settings) as TenantSettings,
   };
 }
@@ -142,6 +158,15 @@ export interface TenantPatch {
   friendlyName?: string;
   baseUrl?: string;
   settings?: TenantSettings;
+}
+
+/**
+ * Locks the tenant's row until the transaction `db` ends (PostgreSQL; SQLite has one writer at a time): for
+ * read-modify-write of its settings, and to order stream writes with the changes that fan out to streams.
+ */
+export async function lockTenant(db: Kysely<Database>, id: string): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`select id from tenants where id = ${id} for update`.execute(db);
 }
 
 export async function updateTenant(db: Kysely<Database>, id: string, patch: TenantPatch, now = Date.now()): Promise<void> {

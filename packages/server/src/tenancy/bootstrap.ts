@@ -52,8 +52,9 @@ export interface BootstrapResult {
   defaultAppClientId: string | undefined;
 }
 
-export function managementAudience(tenant: Pick<Tenant, 'baseUrl'>): string {
-  return `${tenant.baseUrl}/api/v2/`;
+export function managementAudience(tenant: Pick<Tenant, 'baseUrl'> & Partial<Pick<Tenant, 'canonicalBaseUrl'>>): string {
+  // On a custom domain too, as the reference: the Management API is the tenant's own.
+  return `${tenant.canonicalBaseUrl ?? tenant.baseUrl}/api/v2/`;
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -91,7 +92,7 @@ async function ensureDefaultTenant(store: Store, baseUrl: string): Promise<Tenan
   for (const domain of domainsFor(baseUrl)) await addTenantDomain(store.db, existing.id, domain);
   if (existing.baseUrl === baseUrl) return existing;
   await updateTenant(store.db, existing.id, { baseUrl });
-  return { ...existing, baseUrl, issuer: `${baseUrl}/` };
+  return { ...existing, baseUrl, issuer: `${baseUrl}/`, canonicalBaseUrl: baseUrl, issuers: [`${baseUrl}/`] };
 }
 
 async function ensureManagementApi(store: Store, tenant: Tenant): Promise<string> {

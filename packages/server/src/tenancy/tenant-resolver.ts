@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import { TenantNotFound } from '../http/errors.js';
 import type { Database } from '../store/schema.js';
 import { findTenantByDomain, normalizeDomain, type Tenant } from '../store/tenants.js';
+import { tenantOnHost } from './custom-domains.js';
 
 const CACHE_MS = 5_000;
 const MAX_CACHED = 10_000;
@@ -21,7 +22,9 @@ export class TenantResolver {
     const domain = normalizeDomain(host);
     const hit = this.#cache.get(domain);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.tenant;
-    const tenant = await findTenantByDomain(this.db, domain);
+    const found = await findTenantByDomain(this.db, domain);
+    // On a custom domain, the tenant's URLs and issuer are that host's (tenancy/custom-domains.ts).
+    const tenant = found && (await tenantOnHost(this.db, found, domain));
     if (this.#cache.size >= MAX_CACHED) this.#cache.clear();
     this.#cache.set(domain, { tenant, at: Date.now() });
     return tenant;

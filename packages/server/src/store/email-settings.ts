@@ -1,0 +1,36 @@
+/** A tenant's own email provider (SMTP) and its edited email templates. */
+import type { Kysely } from 'kysely';
+import type { Database, EmailProvidersTable, EmailTemplatesTable } from './schema.js';
+
+export type EmailProviderRow = EmailProvidersTable;
+export type EmailTemplateRow = EmailTemplatesTable;
+
+export async function findEmailProvider(db: Kysely<Database>, tenantId: string): Promise<EmailProviderRow | undefined> {
+  return db.selectFrom('email_providers').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
+}
+
+export async function insertEmailProvider(db: Kysely<Database>, row: EmailProviderRow): Promise<void> {
+  await db.insertInto('email_providers').values(row).execute();
+}
+
+export async function updateEmailProvider(db: Kysely<Database>, row: EmailProviderRow): Promise<void> {
+  const { tenant_id, ...fields } = row;
+  await db.updateTable('email_providers').set(fields).where('tenant_id', '=', tenant_id).execute();
+}
+
+export async function deleteEmailProvider(db: Kysely<Database>, tenantId: string): Promise<boolean> {
+  const result = await db.deleteFrom('email_providers').where('tenant_id', '=', tenantId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export async function findEmailTemplate(db: Kysely<Database>, tenantId: string, template: string): Promise<EmailTemplateRow | undefined> {
+  return db.selectFrom('email_templates').selectAll().where('tenant_id', '=', tenantId).where('template', '=', template).executeTakeFirst();
+}
+
+/** Inserts or replaces the template (PUT and POST write whole templates; PATCH reads, merges, and writes). */
+export async function saveEmailTemplate(db: Kysely<Database>, row: EmailTemplateRow): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('email_templates').where('tenant_id', '=', row.tenant_id).where('template', '=', row.template).execute();
+    await trx.insertInto('email_templates').values(row).execute();
+  });
+}
