@@ -3,6 +3,10 @@
  * bot signal (no risk score, no CAPTCHA provider), so it challenges nobody. A PATCH that states exactly that (every
  * challenge policy `never`, no allowlist, no monitoring mode; an empty CAPTCHA configuration) is answered as done,
  * since it is already true; anything that would turn a challenge on is a 501, never stored and ignored.
+ * /api/v2/risk-assessments/settings (and /new-device) likewise: no risk is assessed, so `enabled` reads false
+ * and new devices are remembered for 0 days; writing those values is accepted, anything else is a 501.
+ * /api/v2/supplemental-signals likewise: no edge (Akamai) sends this server bot or risk headers, so
+ * `akamai_enabled` reads false and setting it true is a 501.
  * Brute force, breached passwords and suspicious IPs are real (management/attack-protection.ts).
  */
 import { Type } from '@fastify/type-provider-typebox';
@@ -41,6 +45,9 @@ const BotDetectionPatch = Type.Object(
 
 const CaptchaView = Type.Object({}, { additionalProperties: false, description: 'No CAPTCHA provider is active' });
 const CaptchaPatch = Type.Object({}, { additionalProperties: Type.Unknown() });
+
+const SignalsView = Type.Object({ akamai_enabled: Type.Literal(false) });
+const SignalsPatch = Type.Object({ akamai_enabled: Type.Boolean() }, { additionalProperties: false });
 
 const WHY = 'is not offered: this server has no bot signal to act on, so it challenges nobody.';
 
@@ -81,6 +88,57 @@ export function registerBotDetection(api: App): void {
     handler: async (request) => {
       if (Object.keys(request.body).length > 0) throw new NotOffered('CAPTCHA', WHY);
       return {};
+    },
+  });
+
+  api.get('/supplemental-signals', {
+    ...operation(['read:attack_protection'], { summary: 'Get the supplemental signals settings (none received)', response: { 200: SignalsView } }),
+    handler: async () => ({ akamai_enabled: false as const }),
+  });
+
+  api.patch('/supplemental-signals', {
+    ...operation(['update:attack_protection'], {
+      summary: 'Update the supplemental signals settings (only to off)',
+      body: SignalsPatch,
+      response: { 200: SignalsView, ...errorResponses('management', { 501: 'not_offered: Akamai supplemental signals' }) },
+    }),
+    handler: async (request) => {
+      if (request.body.akamai_enabled) throw new NotOffered('Akamai supplemental signals', 'are not offered: no edge sends this server bot or risk headers.');
+      return { akamai_enabled: false as const };
+    },
+  });
+
+  api.get('/risk-assessments/settings', {
+    ...operation(['read:attack_protection'], { summary: 'Get the risk assessment settings (off)', response: { 200: Type.Object({ enabled: Type.Literal(false) }) } }),
+    handler: async () => ({ enabled: false as const }),
+  });
+
+  api.patch('/risk-assessments/settings', {
+    ...operation(['update:attack_protection'], {
+      summary: 'Update the risk assessment settings (only to off)',
+      body: Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false }),
+      response: { 200: Type.Object({ enabled: Type.Literal(false) }), ...errorResponses('management', { 501: 'not_offered: risk assessment' }) },
+    }),
+    handler: async (request) => {
+      if (request.body.enabled) throw new NotOffered('Risk assessment', 'is not offered: no login risk is assessed here.');
+      return { enabled: false as const };
+    },
+  });
+
+  api.get('/risk-assessments/settings/new-device', {
+    ...operation(['read:attack_protection'], { summary: 'Get the new-device settings (never remembered)', response: { 200: Type.Object({ remember_for: Type.Literal(0) }) } }),
+    handler: async () => ({ remember_for: 0 as const }),
+  });
+
+  api.patch('/risk-assessments/settings/new-device', {
+    ...operation(['update:attack_protection'], {
+      summary: 'Update the new-device settings (only to never remembered)',
+      body: Type.Object({ remember_for: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+      response: { 200: Type.Object({ remember_for: Type.Literal(0) }), ...errorResponses('management', { 501: 'not_offered: remembering devices' }) },
+    }),
+    handler: async (request) => {
+      if (request.body.remember_for > 0) throw new NotOffered('New-device detection', 'is not offered: no login risk is assessed here.');
+      return { remember_for: 0 as const };
     },
   });
 }

@@ -156,5 +156,13 @@ describe.each(dialects)('branding and prompts (%s)', (dialect) => {
     expect(await call('GET', '/attack-protection/captcha')).toEqual({ status: 200, body: {} });
     expect(await call('PATCH', '/attack-protection/captcha', {})).toEqual({ status: 200, body: {} });
     expect((await call('PATCH', '/attack-protection/captcha', { active_provider_id: 'recaptcha_v2', recaptcha_v2: { site_key: 'k', secret: 's' } })).status).toBe(501);
+    expect(await call('GET', '/supplemental-signals')).toEqual({ status: 200, body: { akamai_enabled: false } });
+    expect(await call('PATCH', '/supplemental-signals', { akamai_enabled: false })).toEqual({ status: 200, body: { akamai_enabled: false } });
+    expect((await call('PATCH', '/supplemental-signals', { akamai_enabled: true })).status).toBe(501);
+    expect(await call('GET', '/risk-assessments/settings')).toEqual({ status: 200, body: { enabled: false } });
+    expect(await call('PATCH', '/risk-assessments/settings', { enabled: false })).toEqual({ status: 200, body: { enabled: false } });
+    expect((await call('PATCH', '/risk-assessments/settings', { enabled: true })).status).toBe(501);
+    expect((await call('PATCH', '/risk-assessments/settings/new-device', { remember_for: 0 })).status).toBe(200);
+    expect((await call('PATCH', '/risk-assessments/settings/new-device', { remember_for: 7 })).status).toBe(501);
   });
 });

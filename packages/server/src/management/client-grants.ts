@@ -77,6 +77,9 @@ const CreateBody = Type.Object(
     allow_all_scopes: Type.Optional(Type.Boolean()),
     // Documented, but a grant here always belongs to one client (see the handler).
     default_for: Type.Optional(oneOf(['third_party_clients'])),
+    // What a read shows, sent back by tools that copy grants (auth0-deploy-cli): only a system grant is true,
+    // and only bootstrap makes those.
+    is_system: Type.Optional(Type.Literal(false)),
   },
   { additionalProperties: false },
 );
@@ -212,7 +215,7 @@ export function registerClientGrants(api: App, services: Services): void {
       },
     }),
     handler: async (request, reply) => {
-      const { client_id, audience, scope, default_for, ...options } = request.body;
+      const { client_id, audience, scope, default_for, is_system: _isSystem, ...options } = request.body;
       if (default_for !== undefined) {
         throw invalidBody('default_for: default grants for third-party clients are not supported; create a grant per client');
       }

@@ -120,6 +120,11 @@ async function find(services: Services, tenantId: string, idOrIdentifier: string
   return rs;
 }
 
+/** Whether every field of `patch` already has that value in `current` (compared as JSON). */
+function changesNothing(current: Record<string, unknown>, patch: Record<string, unknown>): boolean {
+  return Object.entries(patch).every(([key, value]) => JSON.stringify(current[key]) === JSON.stringify(value));
+}
+
 export function registerResourceServers(api: App, services: Services): void {
   api.get('/resource-servers', {
     ...operation(['read:resource_servers'], {
@@ -201,7 +206,13 @@ export function registerResourceServers(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const rs = await find(services, request.tenant.id, request.params.id);
-      if (rs.is_system) throw new SystemResourceServer();
+      if (rs.is_system) {
+        // Tools that write back what they read (auth0-deploy-cli updates the system API it dumped: it skips only the
+        // reference's by name, and our API keeps its own name) send the values it already has: that changes
+        // nothing and is answered as done. Any actual change is still refused.
+        if (changesNothing(present(rs), request.body as Record<string, unknown>)) return present(rs);
+        throw new SystemResourceServer();
+      }
       if ('identifier' in (request.body as object)) throw new InvalidInput('body', 'identifier cannot be changed');
       const updated: ResourceServer = {
         ...rs,

@@ -36,6 +36,8 @@ export interface TestServerOptions {
   /** Extra environment, as the CLI would read it. */
   env?: Record<string, string>;
   configure?: (app: App) => void;
+  /** Listen on this port rather than a free one (a fresh server standing in for another at the same URL). */
+  port?: number;
   /** The server's log, as JSON lines (at GATEHOUSE_LOG_LEVEL, which `env` may set). */
   logStream?: Writable;
   /** Sees every query the server's store runs (query-plan tests). */
@@ -45,7 +47,7 @@ export interface TestServerOptions {
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-test-'));
   const postgres = options.dialect === 'postgres' ? freshPostgresSchema() : undefined;
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = loadConfig(
     { GATEHOUSE_LOG_LEVEL: 'silent', ...options.env },
     { port, host: '127.0.0.1', dataDir, ...(postgres && { databaseUrl: postgres.url }) },
