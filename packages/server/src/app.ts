@@ -41,11 +41,15 @@ import { registerCommonResponses } from './http/common-responses.js';
 import { registerCors } from './http/cors.js';
 import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling, sendError } from './http/error-handler.js';
 import { registerInputGuards } from './http/input-guards.js';
+import { ParserErrors } from './http/parser-errors.js';
+import { registerRepeatedHeaderGuard } from './http/repeated-headers.js';
 import { registerOpenApi } from './http/openapi.js';
 import { buildSerializer } from './http/serializers.js';
+import { buildValidator, markFormBody } from './http/validators.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { applyConnectionTimeouts } from './http/timeouts.js';
 import type { App, Services } from './services.js';
 import { registerTenancy } from './tenancy/tenant-resolver.js';
 
@@ -57,6 +61,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(services: Services, options: AppOptions): Promise<App> {
   const { tls } = services.config;
+  // Requests Node's parser refuses, and CONNECT, never reach the router: answered in their family's shape too.
+  const parserErrors = new ParserErrors();
   const app = Fastify({
     logger: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -66,10 +72,12 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     routerOptions: { maxParamLength: 1000 },
     // Malformed URLs and over-long path parameters are answered by the router itself; render them like any error.
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+    clientErrorHandler: parserErrors.clientErrorHandler,
     // Unknown properties are refused (400), never silently dropped: schemas say `additionalProperties: false`
-    // where the contract does. Type coercion stays on, since form-encoded bodies and query strings are text.
-    schemaController: { compilersFactory: { buildSerializer } },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // where the contract does. JSON bodies are never coerced; text (query, path, form bodies) is read strictly
+    // as the schema's type (http/validators.ts).
+    schemaController: { compilersFactory: { buildSerializer, buildValidator } },
+    ajv: { customOptions: { removeAdditional: false, useDefaults: true, allErrors: false } },
     // Keep a caller's request id when it is sane, so logs line up across a proxy; otherwise make one.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -77,13 +85,18 @@ export async function buildApp(services: Services, options: AppOptions): Promise
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     // The same app serves HTTP or HTTPS; Fastify's types assume http.Server, which is all it calls.
+    // With a serverFactory Fastify leaves the server's timeouts alone, so they are set here (http/timeouts.ts).
     serverFactory: (handler) =>
-      (tls
-        ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
-        : http.createServer(handler)) as http.Server,
+      applyConnectionTimeouts(
+        (tls
+          ? https.createServer({ cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }, handler)
+          : http.createServer(handler)) as http.Server,
+        services.config.keepAliveTimeoutMs,
+      ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const routes = createRouteIndex(app);
+  parserErrors.attach(app.server, routes, app.log);
   // Every route is documented as it is registered: its own responses plus those of its family (/openapi.json).
   registerCommonResponses(app);
   await registerOpenApi(app);
@@ -92,13 +105,14 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, parseFormBody(body as string));
+      done(null, markFormBody(parseFormBody(body as string)));
     } catch (err) {
       done(err as Error, undefined);
     }
   });
 
   registerErrorHandling(app, routes);
+  registerRepeatedHeaderGuard(app);
   registerTenancy(app, services.tenants);
   registerCors(app, routes);
   registerRateLimit(app, services.rateLimitStore);

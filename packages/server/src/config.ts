@@ -43,9 +43,18 @@ export interface Config {
    * (every commit waits for fsync). Not used on PostgreSQL.
    */
   sqliteSynchronous: SqliteSynchronous;
+  /**
+   * How long an idle keep-alive connection stays open, in milliseconds. Longer than the common client pools'
+   * and load balancers' idle timeouts (60 s), so the server is never the side that closes a connection a
+   * client is about to reuse (a reset socket mid-request).
+   */
+  keepAliveTimeoutMs: number;
 }
 
 export type SqliteSynchronous = 'normal' | 'full';
+
+/** 65 s: above the 60 s idle timeout of the usual load balancers and client pools. */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
 
 /** 512 MiB: a million users with bcrypt hashes and some metadata is about 250 MB. */
 export const DEFAULT_IMPORT_MAX_BYTES = 512 * 1024 * 1024;
@@ -76,6 +85,7 @@ const KEYS = [
   'GATEHOUSE_SMS_GATEWAY_URL',
   'GATEHOUSE_IMPORT_MAX_BYTES',
   'GATEHOUSE_SQLITE_SYNCHRONOUS',
+  'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -275,6 +285,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     importMaxBytes:
       overrides.importMaxBytes ?? integer('GATEHOUSE_IMPORT_MAX_BYTES', raw('GATEHOUSE_IMPORT_MAX_BYTES') ?? String(DEFAULT_IMPORT_MAX_BYTES), 1024, 16 * 1024 ** 3),
     sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
+    keepAliveTimeoutMs:
+      overrides.keepAliveTimeoutMs ??
+      1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
   };
 }
 

@@ -5,6 +5,8 @@
  */
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
+import type { Writable } from 'node:stream';
+import type { LoggerOptions } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { KeyRing } from './crypto/key-ring.js';
@@ -21,7 +23,7 @@ import { createRedisCounterStore } from './protection/redis-counter-store.js';
 import { EmailQueue } from './messaging/mailer.js';
 import { JobRunner } from './jobs/runner.js';
 import type { App, Services } from './services.js';
-import { migrateToLatest, openStore, type Store } from './store/db.js';
+import { migrateToLatest, openStore, type QueryObserver, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
 import { ClientOrigins } from './tenancy/client-origins.js';
 import { createClusterBus, createLocalBus, createPostgresBus, createRedisBus, type ChangeBus } from './tenancy/change-bus.js';
@@ -40,10 +42,10 @@ export interface Prepared {
 }
 
 /** Storage opened and migrated, the master key loaded, and (unless told not to) the default tenant bootstrapped. */
-export async function prepare(config: Config, options: { bootstrap?: boolean } = {}): Promise<Prepared> {
+export async function prepare(config: Config, options: { bootstrap?: boolean; onQuery?: QueryObserver } = {}): Promise<Prepared> {
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
-  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, ...(options.onQuery && { onQuery: options.onQuery }) });
   try {
     const { applied } = await migrateToLatest(store);
     const keyRing = new KeyRing(store.db, sealer);
@@ -69,6 +71,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** Log to stdout (pretty on a terminal). Tests pass false. */
   log?: boolean;
+  /** Log JSON lines into this stream instead (tests that read the log back). */
+  logStream?: Writable;
   /** Reuse storage prepared by the caller. */
   prepared?: Prepared;
   /** Adds routes before the app starts listening (tests use it for probe routes). */
@@ -128,7 +132,11 @@ function newServices(config: Config, prepared: Prepared): Services {
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const prepared = options.prepared ?? (await prepare(config));
   const services = createServices(config, prepared);
-  const logger = options.log === false ? false : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
+  const logger = options.logStream
+    ? ({ ...loggerOptions(config.logLevel, false), stream: options.logStream } as LoggerOptions)
+    : options.log === false
+      ? false
+      : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
   let app: App;
   try {
     await services.changes.ready;

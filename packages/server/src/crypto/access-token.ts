@@ -31,6 +31,8 @@ export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token:
     issuer: tenant.issuer,
     audience,
     algorithms: ['RS256'],
+    // A token without exp would be good forever (RFC 9068 §2.2 requires it on every access token).
+    requiredClaims: ['exp'],
   });
   return payload;
 }
@@ -44,6 +46,8 @@ export async function verifyIdTokenHint(keyRing: KeyRing, tenant: Tenant, token:
     issuer: tenant.issuer,
     algorithms: ['RS256'],
     clockTolerance: 10 * 365 * 86_400,
+    // Every ID token we issue has exp (OIDC Core §2); one without it is not ours, whatever signed it.
+    requiredClaims: ['exp'],
   });
   return payload;
 }

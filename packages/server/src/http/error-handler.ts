@@ -4,9 +4,8 @@
  * to the log only. The body always has the shape of the request's family.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { renderError } from './error-render.js';
+import { renderErrorFor } from './error-render.js';
 import {
-  familyOf,
   InvalidInput,
   InvalidRequest,
   MethodNotAllowed,
@@ -18,6 +17,7 @@ import {
   type RequestPart,
 } from './errors.js';
 import type { RouteIndex } from './route-index.js';
+import { validationMessage } from './validation-message.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const ACCEPTED_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
@@ -32,13 +32,14 @@ function isPostgresDataException(err: unknown): boolean {
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && typeof severity === 'string';
 }
 
-function toProtocolError(err: unknown, contentType: string | undefined): ProtocolError {
+function toProtocolError(err: unknown, request: FastifyRequest): ProtocolError {
+  const contentType = request.headers['content-type'];
   if (err instanceof ProtocolError) return err;
   if (isPostgresDataException(err)) return new InvalidInput('body', 'A value contains characters that cannot be stored (such as NUL)');
   if (!isFastifyError(err)) return new ServerError();
   if (err.validation) {
     const part = (err.validationContext ?? 'body') as RequestPart;
-    return new InvalidInput(part, `Payload validation error: ${err.message}`);
+    return new InvalidInput(part, validationMessage(err.validation, part, request, err.message));
   }
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -62,23 +63,50 @@ function toProtocolError(err: unknown, contentType: string | undefined): Protoco
 
 /** Sends any error as its family's body. Also used for the router's own errors (see app.ts frameworkErrors). */
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const protocolError = toProtocolError(err, request.headers['content-type']);
+  const protocolError = toProtocolError(err, request);
   if (protocolError.statusCode >= 500) request.log.error({ err }, 'request failed');
   return reply
     .code(protocolError.statusCode)
     .headers(protocolError.headers)
     .type('application/json; charset=utf-8')
-    .send(renderError(familyOf(request.url), protocolError));
+    .send(renderErrorFor(request.url, protocolError));
 }
 
+/** What a request no route serves is told: 405 with Allow when the path has other methods, else 404. */
+export function routeMiss(routes: RouteIndex, method: string, url: string): ProtocolError {
+  const path = url.split('?')[0] || '/';
+  let allowed: string[];
+  try {
+    allowed = routes.allowedMethods(path);
+  } catch {
+    allowed = [];
+  }
+  if (allowed.length > 0) return new MethodNotAllowed(method, allowed);
+  return new NotFound(`No route for ${method} ${path.slice(0, 300)}`);
+}
+
+/**
+ * Errors Fastify raises while reading the body of a request it has already sent to the not-found handler
+ * (a QUERY without a content type, a POST in text/plain to a path with no POST): the request has no route, so
+ * that is the answer, not a complaint about its body.
+ */
+const BODY_READING_ERRORS = new Set([
+  'FST_ERR_ROUTE_MISSING_CONTENT_TYPE',
+  'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+  'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+  'FST_ERR_CTP_EMPTY_JSON_BODY',
+  'FST_ERR_CTP_INVALID_JSON_BODY',
+  'FST_ERR_CTP_BODY_TOO_LARGE',
+]);
+
 export function registerErrorHandling(app: FastifyInstance, routes: RouteIndex): void {
-  app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
+  app.setErrorHandler((err, request, reply) => {
+    const missed = request.is404 && !(err instanceof ProtocolError) && (BODY_READING_ERRORS.has((err as FastifyError).code) || err instanceof SyntaxError);
+    return sendError(missed ? routeMiss(routes, request.method, request.url) : err, request, reply);
+  });
 
   app.setNotFoundHandler(async (request) => {
-    const path = request.url.split('?')[0] ?? '/';
-    const allowed = routes.allowedMethods(path);
-    if (allowed.length > 0) throw new MethodNotAllowed(request.method, allowed);
-    throw new NotFound(`No route for ${request.method} ${path}`);
+    throw routeMiss(routes, request.method, request.url);
   });
 }
 

@@ -1,6 +1,6 @@
 /** Renders a ProtocolError as the body of its family (design.md "Error shapes"). */
 import { STATUS_CODES } from 'node:http';
-import { InvalidInput, type ErrorFamily, type ProtocolError } from './errors.js';
+import { familyOf, InvalidInput, type ErrorFamily, type ProtocolError } from './errors.js';
 
 /** The management family's 400 codes name the request part (invalid_body, invalid_query_string, invalid_uri). */
 const MANAGEMENT_INPUT_CODES = {
@@ -30,4 +30,12 @@ export function renderError(family: ErrorFamily, err: ProtocolError): Record<str
     case 'oauth':
       return { error: err.code, error_description: err.description };
   }
+}
+
+/**
+ * The body of `err` for a request to `url`: the one place the shape is decided, by the path alone, whether the
+ * error came from a route, the router, or Node's HTTP parser before any route was met (http/parser-errors.ts).
+ */
+export function renderErrorFor(url: string, err: ProtocolError): Record<string, unknown> {
+  return renderError(familyOf(url), err);
 }

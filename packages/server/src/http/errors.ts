@@ -83,6 +83,20 @@ export class UnsupportedMediaType extends ProtocolError {
   }
 }
 
+/** Node's parser stopped reading: the request line and headers together exceed its limit (16 KB by default). */
+export class HeaderFieldsTooLarge extends ProtocolError {
+  constructor() {
+    super(431, 'request_header_fields_too_large', 'The request line and headers are too large; send fewer or shorter headers');
+  }
+}
+
+/** The request did not arrive whole within the server's request timeout. */
+export class RequestTimeout extends ProtocolError {
+  constructor() {
+    super(408, 'request_timeout', 'The request did not arrive in time');
+  }
+}
+
 export class TooManyRequests extends ProtocolError {
   constructor(headers: Record<string, string>) {
     super(
@@ -103,6 +117,23 @@ export class TenantNotFound extends ProtocolError {
 export class ServiceUnavailable extends ProtocolError {
   constructor(description: string) {
     super(503, 'temporarily_unavailable', description);
+  }
+}
+
+/**
+ * A feature of the reference this server does not offer: its reads answer the reference's empty shape, and a
+ * write is refused with this rather than stored and ignored.
+ */
+export class NotOffered extends ProtocolError {
+  constructor(feature: string, detail: string) {
+    super(501, 'not_offered', `${feature} ${detail}`);
+  }
+}
+
+/** A feature this service does not offer (yet): said plainly rather than pretended. */
+export class NotImplemented extends ProtocolError {
+  constructor(description: string, code = 'not_implemented') {
+    super(501, code, description);
   }
 }
 

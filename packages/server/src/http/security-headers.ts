@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-const DEFAULTS: Record<string, string> = {
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -17,7 +17,7 @@ export function registerSecurityHeaders(app: FastifyInstance, options: { https: 
     // A page that lists its framing origins in CSP frame-ancestors (web_message) must not get X-Frame-Options,
     // which cannot name origins and would forbid what the CSP allows.
     const framable = !String(reply.getHeader('content-security-policy') ?? "frame-ancestors 'none'").includes("frame-ancestors 'none'");
-    for (const [name, value] of Object.entries(DEFAULTS)) {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
       if (name === 'x-frame-options' && framable) continue;
       if (!reply.hasHeader(name)) reply.header(name, value);
     }

@@ -12,7 +12,7 @@ import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { databaseOptions } from '../connections/database-users.js';
 import { normalizeEmail } from '../connections/email-address.js';
-import { metadataProblem, usernameProblem } from '../management/users.js';
+import { metadataProblem, usernameProblem } from '../management/user-rules.js';
 import type { Connection } from '../store/connections.js';
 import type { UserProfile } from '../store/users.js';
 import { importError, type ImportError, type ImportErrorCode } from './import-errors.js';

@@ -11,7 +11,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { randomSecret } from '../crypto/ids.js';
-import { presentUser } from '../management/users.js';
+import { presentUser } from '../management/user-view.js';
 import type { Services } from '../services.js';
 import { listConnections, type Connection } from '../store/connections.js';
 import { appendExportPart, countExportParts, findJobById, insertJob, newJobId, readExportPart, type Job } from '../store/jobs.js';

@@ -26,7 +26,7 @@ import { JSONParser } from '@streamparser/json';
 import type { Kysely } from 'kysely';
 import { randomHex } from '../crypto/ids.js';
 import { emitEvents, type EventContext, type RaisedEvent } from '../events/outbox.js';
-import { presentUser } from '../management/users.js';
+import { presentUser } from '../management/user-view.js';
 import type { Services } from '../services.js';
 import { findConnectionById, listConnections, type Connection } from '../store/connections.js';
 import {

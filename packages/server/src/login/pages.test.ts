@@ -10,6 +10,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerCommonResponses } from '../http/common-responses.js';
+import { sendError } from '../http/error-handler.js';
 import { launchBrowser, openPage, type BrowserSession } from '../test-support/browser.js';
 import { ASSET_URLS, registerLoginAssets } from './assets.js';
 import { brandColor, brandPalette, contrastRatio, DEFAULT_PRIMARY_COLOR, escapeHtml, hostedPageCsp, type PageContext } from './pages/chrome.js';
@@ -266,6 +268,9 @@ describe('assets', () => {
   let app: FastifyInstance;
   beforeAll(async () => {
     app = Fastify().withTypeProvider<TypeBoxTypeProvider>();
+    // As the server sets it up: the error bodies the routes refer to, and errors rendered in their family's shape.
+    registerCommonResponses(app);
+    app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
     registerLoginAssets(app);
     await app.ready();
   });
@@ -397,6 +402,9 @@ describe('in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(SCREENS, { recursive: true });
     service = Fastify().withTypeProvider<TypeBoxTypeProvider>();
+    // As the server sets it up: the error bodies the routes refer to, and errors rendered in their family's shape.
+    registerCommonResponses(service);
+    service.setErrorHandler((err, request, reply) => sendError(err, request, reply));
     registerLoginAssets(service);
     service.get<{ Params: { name: string } }>('/page/:name', (request, reply) => {
       const render = PAGES[request.params.name];

@@ -30,7 +30,7 @@ import {
 import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
 import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
-import { selectFields } from './users.js';
+import { selectFields } from './user-view.js';
 
 export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms'] as const;
 export type SupportedStrategy = (typeof SUPPORTED_STRATEGIES)[number];

@@ -10,7 +10,7 @@ import type { Group } from '../store/groups.js';
 import type { Organization, OrganizationConnection } from '../store/organizations.js';
 import type { Database } from '../store/schema.js';
 import { listLinkedIdentities, type User } from '../store/users.js';
-import { presentUser } from './users.js';
+import { presentUser } from './user-view.js';
 
 type EventObject = Record<string, unknown>;
 

@@ -29,6 +29,7 @@ import { registerJobs } from './jobs.js';
 import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
+import { registerNotOffered } from './not-offered.js';
 
 export async function registerManagementApi(app: App, services: Services): Promise<void> {
   registerOpenApiDocument(app);
@@ -79,6 +80,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerJobsUsersImports(api as App, services);
       registerJobsUsersExports(api as App, services);
       registerJobsVerificationEmail(api as App, services);
+      registerNotOffered(api as App);
     },
     { prefix: '/api/v2' },
   );

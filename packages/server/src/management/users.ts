@@ -15,21 +15,24 @@
  *  - Each change raises its event in the change's own transaction (the outbox): `user.created`, `user.updated`
  *    (with `previous_object`; linking and unlinking update the primary), `user.deleted`. The objects come from
  *    event-objects.ts, which every other path that changes users uses too.
+ *
+ * This file holds the routes; how a user is shown is user-view.ts, the rules its fields obey user-rules.ts, and
+ * the `q` search syntax user-search.ts.
  */
-import { createHash } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { Kysely } from 'kysely';
-import { checkPassword, type PasswordPolicyOptions, type PersonalInfo } from '../connections/password-policy.js';
+import { normalizeEmail } from '../connections/email-address.js';
 import { randomHex } from '../crypto/ids.js';
 import { hashPassword } from '../crypto/passwords.js';
 import { eventContextFrom } from '../events/context.js';
 import { emitEvent } from '../events/outbox.js';
 import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
+import { queueVerificationEmail } from '../messaging/account-emails.js';
 import type { App, Services } from '../services.js';
-import { findConnectionByName, listConnections, type Connection } from '../store/connections.js';
+import { findConnectionByName, type Connection } from '../store/connections.js';
 import type { Database } from '../store/schema.js';
 import {
   deleteUser,
@@ -47,7 +50,6 @@ import {
   userIdExists,
   USER_SORT_FIELDS,
   type User,
-  type UserCriteria,
   type UserProfile,
   type UserSortField,
 } from '../store/users.js';
@@ -55,8 +57,18 @@ import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
 import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
-import { queueVerificationEmail } from '../messaging/account-emails.js';
-import { normalizeEmail } from '../connections/email-address.js';
+import {
+  assertPasswordAccepted,
+  checkMetadata,
+  checkUsername,
+  databaseOptions,
+  isDuplicate,
+  mergeMetadata,
+  personalInfo,
+  strategyOf,
+} from './user-rules.js';
+import { parseUserSearch } from './user-search.js';
+import { contextFor, Identity, presentIdentities, presentMany, presentOne, PROVIDER_OF_STRATEGY, selectFields, UserBody } from './user-view.js';
 
 // ---- schemas ----
 
@@ -65,9 +77,6 @@ const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
 const UserId = Type.String({ minLength: 3, maxLength: 321, pattern: USER_ID_PATTERN });
 const UserIdParams = Type.Object({ id: UserId });
 const PHONE = '^\\+[0-9]{1,15}$';
-/** Characters a username may hold (the reference's database connections allow these). */
-const USERNAME_CHARACTERS = /^[A-Za-z0-9_+\-.!#$'^`~@]+$/;
-const DEFAULT_USERNAME_LENGTH = { min: 1, max: 15 };
 /** Bounds the body; the connection's policy decides what is long enough (and refuses past 256 characters). */
 const Password = Type.String({ minLength: 1, maxLength: 4096 });
 const Metadata = Type.Record(Type.String(), Type.Unknown());
@@ -157,17 +166,6 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Identity = Type.Object(
-  { connection: Type.String(), user_id: Type.String(), provider: Type.String(), isSocial: Type.Boolean() },
-  { additionalProperties: true },
-);
-const UserBody = Type.Object(
-  { user_id: Type.String(), identities: Type.Array(Identity), created_at: Type.String(), updated_at: Type.String() },
-  { additionalProperties: true },
-);
-type IdentityView = Static<typeof Identity> & Record<string, unknown>;
-type UserView = Static<typeof UserBody> & Record<string, unknown>;
-
 // ---- errors ----
 
 export class UserNotFound extends NotFound {
@@ -200,403 +198,6 @@ class NotAllowedForToken extends ProtocolError {
     super(403, 'insufficient_scope', description);
   }
 }
-
-// ---- presentation ----
-
-const PROVIDER_OF_STRATEGY: Record<string, string> = { auth0: 'auth0', email: 'email', sms: 'sms' };
-
-function splitUserId(userId: string): { provider: string; id: string } {
-  const bar = userId.indexOf('|');
-  return { provider: userId.slice(0, bar), id: userId.slice(bar + 1) };
-}
-
-function iso(ms: number | null): string | undefined {
-  return ms === null ? undefined : new Date(ms).toISOString();
-}
-
-/** A generic avatar derived from the email (or the id when there is none), as the reference's users carry. */
-function defaultPicture(user: User): string {
-  const seed = (user.email ?? user.user_id).trim().toLowerCase();
-  return `https://www.gravatar.com/avatar/${createHash('md5').update(seed).digest('hex')}?s=480&r=pg&d=identicon`;
-}
-
-function displayName(user: User): string {
-  return user.profile.name ?? user.email ?? user.phone_number ?? user.username ?? user.user_id;
-}
-
-function displayNickname(user: User): string {
-  return user.profile.nickname ?? (user.email ? user.email.split('@')[0]! : (user.username ?? user.phone_number ?? ''));
-}
-
-/** Fields the identity itself holds, shown on a linked secondary identity. */
-function profileData(user: User): Record<string, unknown> {
-  return {
-    ...(user.email !== null && { email: user.email, email_verified: user.email_verified }),
-    ...(user.username !== null && { username: user.username }),
-    ...(user.phone_number !== null && { phone_number: user.phone_number, phone_verified: user.phone_verified }),
-    ...user.profile,
-  };
-}
-
-interface Context {
-  connections: Map<string, Connection>;
-}
-
-function identityOf(user: User, context: Context, secondary: boolean): IdentityView {
-  const { provider, id } = splitUserId(user.user_id);
-  return {
-    connection: context.connections.get(user.connection_id)?.name ?? '',
-    user_id: id,
-    provider,
-    isSocial: false,
-    ...(secondary && { profileData: profileData(user) }),
-  };
-}
-
-export function presentIdentities(user: User, secondaries: readonly User[], context: Context): IdentityView[] {
-  return [identityOf(user, context, false), ...secondaries.map((s) => identityOf(s, context, true))];
-}
-
-export function presentUser(user: User, secondaries: readonly User[], context: Context): UserView {
-  const { profile } = user;
-  return {
-    user_id: user.user_id,
-    ...(user.email !== null && { email: user.email, email_verified: user.email_verified }),
-    ...(user.username !== null && { username: user.username }),
-    ...(user.phone_number !== null && { phone_number: user.phone_number, phone_verified: user.phone_verified }),
-    created_at: iso(user.created_at)!,
-    updated_at: iso(user.updated_at)!,
-    identities: presentIdentities(user, secondaries, context),
-    app_metadata: user.app_metadata,
-    user_metadata: user.user_metadata,
-    picture: profile.picture ?? defaultPicture(user),
-    name: displayName(user),
-    nickname: displayNickname(user),
-    ...(profile.given_name !== undefined && { given_name: profile.given_name }),
-    ...(profile.family_name !== undefined && { family_name: profile.family_name }),
-    ...(user.last_ip !== null && { last_ip: user.last_ip }),
-    ...(user.last_login !== null && { last_login: iso(user.last_login) }),
-    ...(user.last_password_reset !== null && { last_password_reset: iso(user.last_password_reset) }),
-    logins_count: user.logins_count,
-    blocked: user.blocked,
-  };
-}
-
-/** `fields` (comma-separated) with `include_fields` (default true): keep only, or drop, those fields. */
-export function selectFields<T extends object>(view: T, fields: string | undefined, includeFields: boolean | undefined): T | Record<string, unknown> {
-  if (fields === undefined || fields.trim() === '') return view;
-  const named = new Set(
-    fields
-      .split(',')
-      .map((f) => f.trim())
-      .filter(Boolean),
-  );
-  const include = includeFields !== false;
-  return Object.fromEntries(Object.entries(view).filter(([key]) => named.has(key) === include));
-}
-
-async function contextFor(services: Services, tenantId: string): Promise<Context> {
-  const connections = await listConnections(services.store.db, tenantId);
-  return { connections: new Map(connections.map((c) => [c.id, c])) };
-}
-
-async function presentMany(services: Services, tenantId: string, users: readonly User[], context: Context): Promise<UserView[]> {
-  const linked = await listLinkedIdentities(
-    services.store.db,
-    tenantId,
-    users.map((u) => u.user_id),
-  );
-  return users.map((u) => presentUser(u, linked.get(u.user_id) ?? [], context));
-}
-
-async function presentOne(services: Services, tenantId: string, user: User, context?: Context): Promise<UserView> {
-  const [view] = await presentMany(services, tenantId, [user], context ?? (await contextFor(services, tenantId)));
-  return view!;
-}
-
-// ---- q: the search forms SDK users send ----
-
-const SEARCH_FIELDS = [
-  'email',
-  'email.domain',
-  'user_id',
-  'name',
-  'nickname',
-  'given_name',
-  'family_name',
-  'username',
-  'phone_number',
-  'email_verified',
-  'blocked',
-  'identities.connection',
-  'connection',
-] as const;
-type SearchField = (typeof SEARCH_FIELDS)[number];
-
-type Matcher = (user: User) => boolean;
-
-interface Search {
-  criteria: UserCriteria;
-  /** Exact checks the SQL criteria cannot make; when there are any, the list is filtered here before paging. */
-  matchers: Matcher[];
-  /** Names of connections the user's primary identity must be in. */
-  connectionNames: string[];
-}
-
-const TOKEN =
-  /\s*(?:(AND|OR|NOT|&&|\|\|)(?=[\s]|$)|([A-Za-z_][A-Za-z0-9_.]*):(?:"((?:[^"\\]|\\.)*)"|([^\s"()]+))|"((?:[^"\\]|\\.)*)"|([^\s"():]+))/y;
-
-function badQuery(message: string): InvalidInput {
-  return new InvalidInput('querystring', `q: ${message}`);
-}
-
-function unescape(quoted: string): string {
-  return quoted.replace(/\\(.)/g, '$1');
-}
-
-/** Case-insensitive equality, or a prefix match when the value ends with `*`. */
-function textMatcher(read: (user: User) => string | null | undefined, value: string): Matcher {
-  const wanted = value.toLowerCase();
-  if (wanted.endsWith('*')) {
-    const prefix = wanted.slice(0, -1);
-    return (user) => (read(user) ?? null)?.toLowerCase().startsWith(prefix) ?? false;
-  }
-  return (user) => (read(user) ?? null)?.toLowerCase() === wanted;
-}
-
-function flagMatcher(read: (user: User) => boolean, value: string): Matcher {
-  if (value !== 'true' && value !== 'false') throw badQuery('email_verified and blocked take true or false');
-  return (user) => read(user) === (value === 'true');
-}
-
-function addField(search: Search, field: SearchField, value: string): void {
-  const wildcard = value.endsWith('*');
-  const literal = wildcard ? value.slice(0, -1) : value;
-  if (literal.includes('*')) throw badQuery('a wildcard (*) may only end a value');
-  const prefilter = () => {
-    if (literal) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), literal];
-  };
-  switch (field) {
-    case 'email': {
-      // Addresses are stored normalised, so the value is too: a full-width or upper-case spelling finds the user.
-      const address = normalizeEmail(literal);
-      if (wildcard) {
-        if (address) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), address];
-        search.matchers.push(textMatcher((u) => u.email, `${address}*`));
-      } else if (search.criteria.email === undefined || search.criteria.email === address) {
-        search.criteria.email = address;
-      } else {
-        search.matchers.push(() => false);
-      }
-      return;
-    }
-    case 'email.domain':
-      if (wildcard) throw badQuery('email.domain takes a whole domain');
-      search.criteria.emailDomain = normalizeEmail(literal);
-      return;
-    case 'user_id':
-      if (wildcard) {
-        prefilter();
-        search.matchers.push((u) => u.user_id.startsWith(literal));
-      } else if (search.criteria.userId === undefined || search.criteria.userId === literal) {
-        search.criteria.userId = literal;
-      } else {
-        search.matchers.push(() => false);
-      }
-      return;
-    case 'name':
-      prefilter();
-      search.matchers.push(textMatcher(displayName, value));
-      return;
-    case 'nickname':
-      prefilter();
-      search.matchers.push(textMatcher(displayNickname, value));
-      return;
-    case 'given_name':
-    case 'family_name':
-      prefilter();
-      search.matchers.push(textMatcher((u) => u.profile[field], value));
-      return;
-    case 'username':
-    case 'phone_number':
-      prefilter();
-      search.matchers.push(textMatcher((u) => u[field], value));
-      return;
-    case 'email_verified':
-      search.matchers.push(flagMatcher((u) => u.email_verified, value));
-      return;
-    case 'blocked':
-      search.matchers.push(flagMatcher((u) => u.blocked, value));
-      return;
-    case 'identities.connection':
-    case 'connection':
-      if (wildcard) throw badQuery(`${field} takes a whole connection name`);
-      search.connectionNames.push(literal);
-      return;
-  }
-}
-
-/** A bare term: a case-insensitive substring of the email, name, nickname or username. */
-function addTerm(search: Search, term: string): void {
-  const text = term.replace(/\*+$/, '');
-  if (text.includes('*')) throw badQuery('a wildcard (*) may only end a term');
-  if (!text) return;
-  const wanted = text.toLowerCase();
-  search.criteria.containsAll = [...(search.criteria.containsAll ?? []), text];
-  search.matchers.push((u) =>
-    [u.email, displayName(u), displayNickname(u), u.username].some((value) => value?.toLowerCase().includes(wanted)),
-  );
-}
-
-/**
- * Parses the subset of the Lucene-like syntax that SDK users send: `field:value`, `field:"quoted value"`,
- * bare terms, joined by spaces or AND (all must match); a value may end with `*` for a prefix match.
- */
-export function parseUserSearch(q: string | undefined): Search {
-  const search: Search = { criteria: {}, matchers: [], connectionNames: [] };
-  if (q === undefined) return search;
-  TOKEN.lastIndex = 0;
-  let position = 0;
-  while (position < q.length) {
-    if (/^\s*$/.test(q.slice(position))) break;
-    TOKEN.lastIndex = position;
-    const match = TOKEN.exec(q);
-    if (!match) throw badQuery(`cannot read the query near "${q.slice(position, position + 20)}"`);
-    position = TOKEN.lastIndex;
-    const [, operator, field, quotedValue, plainValue, quotedTerm, plainTerm] = match;
-    if (operator) {
-      if (operator === 'AND' || operator === '&&') continue;
-      throw badQuery(`${operator} is not supported; terms are joined with AND`);
-    }
-    if (field !== undefined) {
-      if (!(SEARCH_FIELDS as readonly string[]).includes(field)) {
-        throw badQuery(`searching by ${field} is not supported; fields: ${SEARCH_FIELDS.join(', ')}`);
-      }
-      addField(search, field as SearchField, quotedValue !== undefined ? unescape(quotedValue) : plainValue!);
-      continue;
-    }
-    addTerm(search, quotedTerm !== undefined ? unescape(quotedTerm) : plainTerm!);
-  }
-  return search;
-}
-
-// ---- rules shared by create and update ----
-
-const RESERVED_APP_METADATA = new Set([
-  '__tenant',
-  '_id',
-  'blocked',
-  'clientID',
-  'created_at',
-  'email_verified',
-  'email',
-  'globalClientID',
-  'global_client_id',
-  'identities',
-  'lastIP',
-  'lastLogin',
-  'loginsCount',
-  'metadata',
-  'multifactor_last_modified',
-  'multifactor',
-  'updated_at',
-  'user_id',
-]);
-
-/**
- * What is wrong with a metadata object, or undefined: field names may not contain `.` nor start with `$`, at any
- * depth, and some app_metadata names are reserved. Shared with user imports (jobs/user-file.ts).
- */
-export function metadataProblem(value: Record<string, unknown>, where: 'user_metadata' | 'app_metadata'): string | undefined {
-  if (where === 'app_metadata') {
-    const reserved = Object.keys(value).find((k) => RESERVED_APP_METADATA.has(k));
-    if (reserved) return `app_metadata.${reserved} is a reserved name`;
-  }
-  const visit = (node: unknown, path: string, depth: number): string | undefined => {
-    if (depth > 32) return `${where} is nested too deeply`;
-    if (Array.isArray(node)) {
-      for (const [i, item] of node.entries()) {
-        const problem = visit(item, `${path}[${i}]`, depth + 1);
-        if (problem) return problem;
-      }
-    } else if (node !== null && typeof node === 'object') {
-      for (const [key, child] of Object.entries(node)) {
-        if (key.includes('.') || key.startsWith('$') || key === '') return `${path}: the field name "${key}" is not allowed (no ".", no leading "$")`;
-        const problem = visit(child, `${path}.${key}`, depth + 1);
-        if (problem) return problem;
-      }
-    }
-    return undefined;
-  };
-  return visit(value, where, 0);
-}
-
-function checkMetadata(value: Record<string, unknown>, where: 'user_metadata' | 'app_metadata'): void {
-  const problem = metadataProblem(value, where);
-  if (problem) throw new InvalidInput('body', problem);
-}
-
-/** One-level merge: each key replaces, a null deletes, `{}` clears everything. */
-export function mergeMetadata(current: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  if (Object.keys(patch).length === 0) return {};
-  const merged: Record<string, unknown> = { ...current };
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete merged[key];
-    else merged[key] = value;
-  }
-  return merged;
-}
-
-function databaseOptions(connection: Connection): PasswordPolicyOptions & {
-  requires_username?: boolean;
-  validation?: { username?: { min?: number; max?: number } | null } | null;
-} {
-  return connection.options as PasswordPolicyOptions;
-}
-
-/** What is wrong with a username for the connection, or undefined. Shared with user imports (jobs/user-file.ts). */
-export function usernameProblem(connection: Connection, username: string): string | undefined {
-  const bounds = { ...DEFAULT_USERNAME_LENGTH, ...databaseOptions(connection).validation?.username };
-  const length = [...username].length;
-  if (length < bounds.min || length > bounds.max) return `username must be between ${bounds.min} and ${bounds.max} characters long`;
-  if (!USERNAME_CHARACTERS.test(username)) return "username may contain letters, digits and _ + - . ! # $ ' ^ ` ~ @ only";
-  return undefined;
-}
-
-function checkUsername(connection: Connection, username: string): void {
-  const problem = usernameProblem(connection, username);
-  if (problem) throw new InvalidInput('body', problem);
-}
-
-function personalInfo(identity: User, primary: User): PersonalInfo {
-  return {
-    email: identity.email,
-    username: identity.username,
-    phone_number: identity.phone_number,
-    name: primary.profile.name,
-    given_name: primary.profile.given_name,
-    family_name: primary.profile.family_name,
-    nickname: primary.profile.nickname,
-    user_metadata: primary.user_metadata,
-  };
-}
-
-function assertPasswordAccepted(connection: Connection, password: string, info: PersonalInfo): void {
-  const result = checkPassword(password, databaseOptions(connection), info);
-  if (!result.ok) throw new InvalidInput('body', `${result.name}: ${result.message}. The password must meet:\n${result.policy}`);
-}
-
-function strategyOf(connection: Connection): 'auth0' | 'email' | 'sms' {
-  const strategy = connection.strategy;
-  if (strategy === 'auth0' || strategy === 'email' || strategy === 'sms') return strategy;
-  throw new InvalidInput('body', `The connection ${connection.name} has the strategy ${strategy}, which this server does not support`);
-}
-
-/** Whether a failed insert met a taken id or identifier, judged by looking (dialect-neutral). */
-async function isDuplicate(services: Services, user: User): Promise<boolean> {
-  return (await userIdExists(services.store.db, user.user_id)) || (await findUserInConnection(services.store.db, user.connection_id, user)) !== undefined;
-}
-
 // ---- PATCH authority ----
 
 /** What the token may change in a PATCH: everything (update:users), metadata (update:users_app_metadata), or its own user_metadata. */
@@ -752,15 +353,11 @@ export function registerUsers(api: App, services: Services): void {
         const ids = [...context.connections.values()].filter((c) => connectionNames.every((n) => n === c.name)).map((c) => c.id);
         search.criteria.connectionIds = ids;
       }
-      let users: User[];
-      let total: number;
-      if (search.matchers.length === 0) {
-        ({ users, total } = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit: window.limit }));
-      } else {
-        const all = (await listUsers(db, tenantId, search.criteria)).users.filter((u) => search.matchers.every((m) => m(u)));
-        total = all.length;
-        users = all.slice(window.offset, window.offset + window.limit);
-      }
+      // Totals only when asked for; a checkpoint page reads one user past the page to know whether there is a next.
+      const limit = window.checkpoint ? window.limit + 1 : window.limit;
+      const found = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit }, { total: !window.checkpoint && paging.include_totals === true });
+      const users = found.users.slice(0, window.limit);
+      const total = window.checkpoint ? window.offset + found.users.length : found.total;
       const views = (await presentMany(services, tenantId, users, context)).map((v) => selectFields(v, fields, include_fields));
       return pageBody(window, paging, views, total, 'users');
     },

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type LogEvent } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -26,6 +26,13 @@ export interface Store {
 }
 
 const PG_INT8 = 20;
+
+/** Sees every query the store runs, as sent (tests check their plans: store/query-plans.test.ts). */
+export type QueryObserver = (query: { sql: string; parameters: readonly unknown[] }) => void;
+
+function observing(onQuery: QueryObserver | undefined): { log?: (event: LogEvent) => void } {
+  return onQuery ? { log: (event) => onQuery(event.query) } : {};
+}
 
 /** Distinct SQL texts kept prepared; the queries of a running server are far fewer. */
 const STATEMENT_CACHE_SIZE = 500;
@@ -60,6 +67,7 @@ function withStatementCache(database: SQLite.Database): { prepare: SQLite.Databa
 export interface StoreOptions {
   /** SQLite only: `normal` (the default) or `full` (see Config.sqliteSynchronous). */
   sqliteSynchronous?: 'normal' | 'full';
+  onQuery?: QueryObserver;
 }
 
 function openSqlite(file: string, options: StoreOptions): Store {
@@ -72,7 +80,7 @@ function openSqlite(file: string, options: StoreOptions): Store {
   // WAL with NORMAL: a commit is durable once the OS has it (a killed process loses nothing; a power loss may
   // lose the last commits, never corrupt the file). FULL syncs the WAL on every commit: durable against power loss.
   database.pragma(`synchronous = ${options.sqliteSynchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...observing(options.onQuery) });
   return {
     db,
     dialect: 'sqlite',
@@ -96,7 +104,7 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   return { connectionString: parsed.toString(), schema };
 }
 
-function openPostgres(connectionString: string, schema: string | undefined): Store {
+function openPostgres(connectionString: string, schema: string | undefined, onQuery?: QueryObserver): Store {
   const pool = new pg.Pool({
     connectionString,
     max: 10,
@@ -116,6 +124,7 @@ function openPostgres(connectionString: string, schema: string | undefined): Sto
           }
         : undefined,
     }),
+    ...observing(onQuery),
   });
   return {
     db,
@@ -142,7 +151,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
       await admin.end();
     }
   }
-  return openPostgres(connectionString, schema);
+  return openPostgres(connectionString, schema, options.onQuery);
 }
 
 export interface MigrationReport {

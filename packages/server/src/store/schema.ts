@@ -157,6 +157,29 @@ export interface UserRolesTable {
   created_at: number;
 }
 
+/**
+ * What user search reads instead of the users (migration 0019): one row per searchable value of a user, kept by
+ * the store's write path (store/user-search-terms.ts); `value` is lower case, NFKC, and cut to a bound.
+ */
+export interface UserSearchTermsTable {
+  tenant_id: string;
+  /** `email`, `email.domain`, `name`, `nickname`, …, `_any` (bare terms), `user_metadata.<path>`, `app_metadata.<path>`. */
+  field: string;
+  value: string;
+  user_id: string;
+}
+
+/**
+ * How many primary users each connection of a tenant has, kept by triggers on `users` (migration 0019), spread
+ * over a few shards per connection so that concurrent signups do not queue on one row; a count is their sum.
+ */
+export interface UserCountsTable {
+  tenant_id: string;
+  connection_id: string;
+  shard: number;
+  primaries: number;
+}
+
 export interface UserBlocksTable {
   id: string;
   tenant_id: string;
@@ -179,6 +202,8 @@ export interface SsoSessionsTable {
   ip: string | null;
   user_agent: string | null;
   created_at: number;
+  /** JSON array of `amr` values (0023); null for sessions from before it, read as unknown. */
+  amr?: string | null;
 }
 
 export interface LoginTransactionsTable {
@@ -219,6 +244,8 @@ export interface Database {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   user_blocks: UserBlocksTable;
+  user_search_terms: UserSearchTermsTable;
+  user_counts: UserCountsTable;
   sso_sessions: SsoSessionsTable;
   login_transactions: LoginTransactionsTable;
   user_consents: UserConsentsTable;
@@ -572,4 +599,38 @@ export interface Database {
   job_import_batches: JobImportBatchesTable;
   job_errors: JobErrorsTable;
   job_export_parts: JobExportPartsTable;
+}
+
+// --- multi-factor authentication (0023) ---------------------------------------------------------------------
+
+export type MfaEnrollmentType = 'totp' | 'recovery-code';
+
+export interface MfaEnrollmentsTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  type: MfaEnrollmentType;
+  confirmed: number;
+  secret_sealed: string | null;
+  code_hash: string | null;
+  last_time_step: number | null;
+  created_at: number;
+  confirmed_at: number | null;
+  last_auth_at: number | null;
+}
+
+export interface MfaChallengesTable {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  transaction_id: string;
+  amr: string;
+  recovery_code_sealed: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface Database {
+  mfa_enrollments: MfaEnrollmentsTable;
+  mfa_challenges: MfaChallengesTable;
 }

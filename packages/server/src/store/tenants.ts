@@ -2,6 +2,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database, TenantsTable } from './schema.js';
 import type { AttackProtectionSettings } from '../protection/settings.js';
+import type { MfaSettings } from '../mfa/policy.js';
 
 /** Per-tenant overrides of one rate-limit bucket (see http/rate-limit/buckets.ts). */
 export interface RateLimitSetting {
@@ -38,6 +39,8 @@ export interface TenantSettings {
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
   attack_protection?: AttackProtectionSettings;
+  /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
+  mfa?: MfaSettings;
 }
 
 export interface Tenant {

@@ -9,6 +9,7 @@
 import http from 'node:http';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { NOT_OFFERED } from '../management/not-offered.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
@@ -212,6 +213,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/rate-limit-policies/{id}': 'discovery',
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
+    ...notOfferedPathValues(),
   };
   // Each parameter is named by the path up to it.
   const parts = template.split('/');
@@ -239,6 +241,33 @@ export interface ManagementExample {
 }
 
 const enc = encodeURIComponent;
+
+const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
+
+/** Not-offered features: each read answers its empty shape, each write a 501 (management/not-offered.ts). */
+function notOfferedExamples(): ManagementExample[] {
+  return NOT_OFFERED.flatMap((entry) => [
+    ...entry.reads.flatMap((read) => [
+      { operation: `GET ${templateOf(read.path)}` },
+      { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+    ]),
+    ...entry.writes.map((write) => ({ operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) })),
+  ]);
+}
+
+/** Any value fills the parameters of a not-offered feature's paths: there is nothing to find. */
+function notOfferedPathValues(): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const entry of NOT_OFFERED) {
+    for (const { path } of [...entry.reads, ...entry.writes]) {
+      const parts = templateOf(path).split('/');
+      parts.forEach((part, i) => {
+        if (part.startsWith('{')) values[parts.slice(0, i + 1).join('/')] = 'not-offered';
+      });
+    }
+  }
+  return values;
+}
 
 /**
  * One example per Management API operation (its success status), then the errors that are the operation's own.
@@ -365,6 +394,7 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/attack-protection/breached-password-detection', body: () => ({ enabled: false }) },
   { operation: 'GET /api/v2/attack-protection/suspicious-ip-throttling' },
   { operation: 'PATCH /api/v2/attack-protection/suspicious-ip-throttling', body: () => ({ enabled: true }) },
+  ...notOfferedExamples(),
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
   { operation: 'POST /api/v2/users/{id}/identities', status: 409, body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },

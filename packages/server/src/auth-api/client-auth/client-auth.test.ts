@@ -71,17 +71,40 @@ describe('client authentication at the token endpoint', () => {
   describe('client_secret_post and client_secret_basic', () => {
     const secret = 'a-high-entropy-secret-'.padEnd(64, 'x');
 
-    it('accepts the secret the way the client registered, and only that way', async () => {
-      const post = await registerClient({ token_endpoint_auth_method: 'client_secret_post' }, secret);
-      expect((await token({ client_id: post, client_secret: secret })).status).toBe(200);
-      const asBasic = await token({}, { authorization: `Basic ${Buffer.from(`${post}:${secret}`).toString('base64')}` });
-      await expectInvalidClient(asBasic);
+    it('accepts the secret in the body or in HTTP Basic, whichever method the client registered (RFC 6749 §2.3.1)', async () => {
+      const basicHeader = (id: string, value: string) => ({ authorization: `Basic ${Buffer.from(`${id}:${value}`).toString('base64')}` });
+      for (const method of ['client_secret_post', 'client_secret_basic'] as const) {
+        const id = await registerClient({ token_endpoint_auth_method: method }, secret);
+        expect((await token({ client_id: id, client_secret: secret })).status).toBe(200);
+        expect((await token({}, basicHeader(id, secret))).status).toBe(200);
+        // Either way, the secret must still be the right one.
+        await expectInvalidClient(await token({ client_id: id, client_secret: `${secret}y` }));
+        const wrongBasic = await token({}, basicHeader(id, 'nope'));
+        expect(wrongBasic.headers.get('www-authenticate')).toMatch(/^Basic/);
+        await expectInvalidClient(wrongBasic);
+      }
+    });
 
-      const basic = await registerClient({ token_endpoint_auth_method: 'client_secret_basic' }, secret);
-      const ok = await token({}, { authorization: `Basic ${Buffer.from(`${basic}:${secret}`).toString('base64')}` });
-      expect(ok.status).toBe(200);
-      const asPost = await token({ client_id: basic, client_secret: secret });
-      await expectInvalidClient(asPost);
+    it('keeps private_key_jwt, mTLS and public clients strict: a secret sent either way is refused', async () => {
+      const pem = (await generate([{ name: 'commonName', value: 'strict' }], { keySize: 2048 })).cert;
+      const { publicKey } = await generateKeyPair('RS256', { extractable: true });
+      const strict = [
+        await registerClient({ token_endpoint_auth_method: 'none' }),
+        await registerClient({
+          token_endpoint_auth_method: 'client_secret_post',
+          client_authentication_methods: {
+            private_key_jwt: { credentials: [{ id: 'cred_k', credential_type: 'public_key', pem: await exportSPKI(publicKey) }] },
+          },
+        }, secret),
+        await registerClient({
+          token_endpoint_auth_method: 'client_secret_basic',
+          client_authentication_methods: { self_signed_tls_client_auth: { credentials: [{ id: 'cred_c', credential_type: 'x509_cert', pem }] } },
+        }, secret),
+      ];
+      for (const id of strict) {
+        await expectInvalidClient(await token({ client_id: id, client_secret: secret }));
+        await expectInvalidClient(await token({}, { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}` }));
+      }
     });
 
     it('refuses a wrong, missing or near-miss secret, and an unknown client, identically', async () => {

@@ -9,8 +9,10 @@
  *   edge certificate (trusted edge)     …methods.self_signed_tls…          selfSignedTlsClientAuth
  *   client_id only                      token_endpoint_auth_method none    none (when the caller allows it)
  *
- * The presented method must be the one the client registered; any mismatch, like any failed check, is a
- * 401 invalid_client that does not say which part was wrong.
+ * The presented method must be the one the client registered, with one exception: a client that holds a
+ * secret (registered for client_secret_post or client_secret_basic) may send it either way, as RFC 6749
+ * §2.3.1 requires servers to accept HTTP Basic from such clients and as the reference does. Any other
+ * mismatch, like any failed check, is a 401 invalid_client that does not say which part was wrong.
  */
 import type { FastifyRequest } from 'fastify';
 import { InvalidRequest } from '../../http/errors.js';
@@ -43,6 +45,8 @@ const AUTHENTICATORS: Record<ClientAuthMethod, ClientAuthenticator> = {
   self_signed_tls_client_auth: selfSignedTlsClientAuth,
   none,
 };
+
+const SECRET_METHODS: ReadonlySet<ClientAuthMethod> = new Set(['client_secret_post', 'client_secret_basic']);
 
 /** The method a client is registered for: `client_authentication_methods` wins over the endpoint method. */
 export function registeredMethod(client: Client): ClientAuthMethod {
@@ -127,9 +131,13 @@ export async function authenticateClient(
   const registered = registeredMethod(client);
   // Both mTLS methods arrive the same way; the registration decides which one is checked.
   const method = presented.method === 'tls_client_auth' && registered === 'self_signed_tls_client_auth' ? registered : presented.method;
-  if (method !== registered && !(presented.method === 'tls_client_auth' && registered === 'none')) throw new InvalidClient(basic);
+  const eitherSecretMethod = SECRET_METHODS.has(registered) && SECRET_METHODS.has(presented.method);
+  if (method !== registered && !eitherSecretMethod && !(presented.method === 'tls_client_auth' && registered === 'none')) {
+    throw new InvalidClient(basic);
+  }
   if (registered === 'none' && !options.allowPublic) throw new InvalidClient();
-  await AUTHENTICATORS[registered]({
+  // A secret is checked the way it was sent (which decides the WWW-Authenticate of a failure).
+  await AUTHENTICATORS[eitherSecretMethod ? presented.method : registered]({
     services,
     tenant,
     client,

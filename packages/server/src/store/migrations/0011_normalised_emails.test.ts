@@ -41,9 +41,13 @@ describe.each(dialects)('migration 0011: normalised emails (%s)', (dialect) => {
     const tenantId = bootstrap!.tenant.id;
     const database = (await findConnectionByName(db, tenantId, DATABASE_CONNECTION_NAME))!;
     const email = (await findConnectionByName(db, tenantId, EMAIL_CONNECTION_NAME))!;
-    // Back to the schema before 0011 (its `down` changes nothing), as a server of the previous version left it.
+    // Back to the schema before 0011 (its `down` changes nothing), as a server of the previous version left it;
+    // later migrations are undone first, and come back with it below.
     const migrator = new Migrator({ db, provider: migrationProvider, ...(store.schema && { migrationTableSchema: store.schema }) });
-    expect((await migrator.migrateDown()).results?.[0]).toMatchObject({ migrationName: '0011_normalised_emails', status: 'Success' });
+    const later = Object.keys(await migrationProvider.getMigrations()).filter((name) => name >= '0011').sort();
+    const undone = await migrator.migrateTo('0010_passwordless');
+    expect(undone.error).toBeUndefined();
+    expect(undone.results?.map((r) => r.migrationName).sort()).toEqual(later);
 
     const passwordHash = await hashPassword(PASSWORD);
     let clock = 1_700_000_000_000;
@@ -101,7 +105,7 @@ describe.each(dialects)('migration 0011: normalised emails (%s)', (dialect) => {
     });
     await db.insertInto('passwordless_codes').values([code('code-wide', 'ｃｏｄｅ@example.com'), code('code-plain', 'code@example.com'), code('code-alone', 'ａｌｏｎｅ@example.com')]).execute();
 
-    expect(await migrateToLatest(store)).toEqual({ applied: ['0011_normalised_emails'] });
+    expect(await migrateToLatest(store)).toEqual({ applied: later });
 
     const emails = Object.fromEntries((await db.selectFrom('users').select(['user_id', 'email']).where('tenant_id', '=', tenantId).execute()).map((u) => [u.user_id, u.email]));
     expect(emails).toMatchObject({

@@ -15,6 +15,8 @@ import * as crossOrigin from './0009_cross_origin.js';
 import * as passwordless from './0010_passwordless.js';
 import * as normalisedEmails from './0011_normalised_emails.js';
 import * as userJobs from './0016_user_jobs.js';
+import * as usersAtScale from './0019_users_at_scale.js';
+import * as multiFactor from './0023_multi_factor.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -29,6 +31,8 @@ const migrations: Record<string, Migration> = {
   '0010_passwordless': passwordless,
   '0011_normalised_emails': normalisedEmails,
   '0016_user_jobs': userJobs,
+  '0019_users_at_scale': usersAtScale,
+  '0023_multi_factor': multiFactor,
 };
 
 export const migrationProvider: MigrationProvider = {

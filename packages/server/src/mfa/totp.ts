@@ -1,0 +1,85 @@
+/**
+ * TOTP (RFC 6238) through otplib: SHA-1, 6 digits, 30 s steps (what authenticator apps expect), a code of the
+ * step before or after also accepted (clock drift), and a step once accepted never again: the enrollment keeps
+ * its last accepted step and only a conditional write that moves it forward accepts a code
+ * (store/mfa-enrollments.ts advanceTimeStep), so a code seen over someone's shoulder, or sent twice at once,
+ * works once. The secret is sealed at rest, bound to its enrollment's id.
+ */
+import { generateSecret, generateURI, verify } from 'otplib';
+import { randomAlphanumeric } from '../crypto/ids.js';
+import { advanceTimeStep, insertMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
+import type { Factor, FactorContext } from './factor.js';
+
+const PERIOD_SECONDS = 30;
+const CODE = /^\d{6}$/;
+
+export interface TotpEnrollment {
+  enrollment: MfaEnrollment;
+  /** Base32, for typing into an authenticator app. */
+  secret: string;
+  /** `otpauth://totp/…`, the QR code's content. */
+  uri: string;
+}
+
+const sealContext = (tenantId: string, enrollmentId: string) => `mfa-totp:${tenantId}:${enrollmentId}`;
+
+export function totpSecretOf(context: Pick<FactorContext, 'sealer' | 'tenantId'>, enrollment: MfaEnrollment): string {
+  if (enrollment.type !== 'totp' || !enrollment.secretSealed) throw new Error(`enrollment ${enrollment.id} has no TOTP secret`);
+  return context.sealer.unseal(enrollment.secretSealed, sealContext(context.tenantId, enrollment.id));
+}
+
+/** Spaces and dashes people type between digit groups do not count. */
+export function normaliseCode(answer: string): string {
+  return answer.replace(/[\s-]/g, '');
+}
+
+export const totp: Factor<TotpEnrollment> = {
+  name: 'otp',
+  type: 'totp',
+
+  async enroll(context, details) {
+    // A pending enrollment is resumed, so a reload of the enrollment page shows the same secret.
+    const pending = (await listMfaEnrollments(context.db, context.tenantId, context.userId)).find((e) => e.type === 'totp' && !e.confirmed);
+    let enrollment = pending;
+    let secret: string;
+    if (enrollment) {
+      secret = totpSecretOf(context, enrollment);
+    } else {
+      const id = `totp|dev_${randomAlphanumeric(16)}`;
+      // 20 bytes (160 bits), RFC 4226's recommended length for SHA-1.
+      secret = generateSecret({ length: 20 });
+      enrollment = {
+        id,
+        tenantId: context.tenantId,
+        userId: context.userId,
+        type: 'totp',
+        confirmed: false,
+        secretSealed: context.sealer.seal(secret, sealContext(context.tenantId, id)),
+        codeHash: null,
+        lastTimeStep: null,
+        createdAt: context.now,
+        confirmedAt: null,
+        lastAuthAt: null,
+      };
+      await insertMfaEnrollment(context.db, enrollment);
+    }
+    return { enrollment, secret, uri: generateURI({ issuer: details.issuer, label: details.label, secret, period: PERIOD_SECONDS }) };
+  },
+
+  async verify(context, enrollment, answer) {
+    const token = normaliseCode(answer);
+    if (enrollment.type !== 'totp' || !CODE.test(token)) return false;
+    const result = await verify({
+      secret: totpSecretOf(context, enrollment),
+      token,
+      period: PERIOD_SECONDS,
+      epoch: Math.floor(context.now / 1000),
+      // One step either side.
+      epochTolerance: PERIOD_SECONDS,
+      ...(enrollment.lastTimeStep !== null && { afterTimeStep: enrollment.lastTimeStep }),
+    });
+    // otplib's functional verify answers for HOTP and TOTP alike; a TOTP answer carries the step it matched.
+    if (!result.valid || !('timeStep' in result)) return false;
+    return advanceTimeStep(context.db, enrollment.id, result.timeStep, context.now);
+  },
+};
