@@ -48,7 +48,7 @@ export interface OperationFigures {
 export interface SoakReport {
   durationMs: number;
   operations: Record<string, OperationFigures>;
-  memory: { node: string; baselineMb: number; finalMb: number; growth: number }[];
+  memory: { node: string; samples: number; baselineMb: number; finalMb: number; growth: number }[];
   events: { committed: number; delivered: number; duplicates: number; drainMs: number };
   checks: Check[];
   ok: boolean;
@@ -207,7 +207,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
     async function worker(id: number): Promise<void> {
       const mine: { users: string[]; signedUp: string[]; families: Family[] } = { users: [], signedUp: [], families: [] };
-      while (Date.now() < until) {
+      while (!restarted || Date.now() < until) {
         const r = Math.random();
         const node = pick();
         if (r < 0.12 || mine.signedUp.length === 0) {
@@ -276,6 +276,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     // The workload runs its duration, and on after the killed node is back for long enough to warm up and be
     // measured (a fifth of the duration, at least 10 s).
     let until = began + options.durationMs;
+    let restarted = false;
     const sampler = setInterval(() => {
       for (const node of nodes) {
         const mb = node.up ? rssMb(node.process?.child.pid) : undefined;
@@ -291,6 +292,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       await start(second);
       log(`${second.name} back at ${Math.round((Date.now() - began) / 1000)} s`);
       until = Math.max(until, Date.now() + Math.max(10_000, options.durationMs / 5));
+      restarted = true;
     })();
     await Promise.all([killer, ...Array.from({ length: concurrency }, (_, i) => worker(i))]);
     clearInterval(sampler);
@@ -393,12 +395,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       const avg = (xs: [number, number][]) => xs.reduce((sum, [, mb]) => sum + mb, 0) / Math.max(1, xs.length);
       const baselineMb = avg(after.slice(0, window));
       const finalMb = avg(after.slice(-window));
-      return { node: node === second ? `${node.name} (restarted)` : node.name, baselineMb, finalMb, growth: baselineMb > 0 ? finalMb / baselineMb - 1 : 0 };
+      return {
+        node: node === second ? `${node.name} (restarted)` : node.name,
+        samples: after.length,
+        baselineMb,
+        finalMb,
+        growth: baselineMb > 0 ? finalMb / baselineMb - 1 : 0,
+      };
     });
     check(
       'no process grew its memory by more than 20% after warm-up',
       memory.every((m) => m.baselineMb > 0 && m.growth <= 0.2),
-      memory.map((m) => `${m.node} ${m.baselineMb.toFixed(0)} → ${m.finalMb.toFixed(0)} MB (${(m.growth * 100).toFixed(1)}%)`).join('; '),
+      memory.map((m) => `${m.node} ${m.baselineMb.toFixed(0)} → ${m.finalMb.toFixed(0)} MB (${(m.growth * 100).toFixed(1)}%, ${m.samples} samples after warm-up)`).join('; '),
     );
 
     const operations = Object.fromEntries(
