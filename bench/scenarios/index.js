@@ -7,7 +7,8 @@
  *  - jwks: a GET whose peer is a minimal server answering the same bytes (see lib/same-body.js);
  *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate;
  *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency;
- *  - import: user import jobs on SQLite and PostgreSQL (users/s, logins' p99 during an import, export RSS).
+ *  - import: user import jobs on SQLite and PostgreSQL (users/s, logins' p99 during an import, export RSS);
+ *  - scale: each Management read, search, signup, login and refresh on a large tenant against a 1,000-user one.
  */
 import authorizationCode from './authorization-code.js';
 import bundleSize from './bundle-size.js';
@@ -16,6 +17,7 @@ import events from './events.js';
 import importJobs from './import.js';
 import jwks from './jwks.js';
 import passwordRealm from './password-realm.js';
+import scale from './scale.js';
 import userinfo from './userinfo.js';
 
 /** @import { Gatehouse } from '../lib/gatehouse.js' */
@@ -48,4 +50,4 @@ import userinfo from './userinfo.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, bundleSize];
+export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, scale, bundleSize];

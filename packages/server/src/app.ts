@@ -20,6 +20,7 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerUnblockPage } from './protection/block-notice.js';
+import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';
 import { registerUserinfo } from './auth-api/userinfo.js';
@@ -27,6 +28,7 @@ import { registerLoginAssets } from './login/assets.js';
 import { registerConsentPage } from './login/consent-page.js';
 import { registerEmailVerificationPage } from './login/email-verification-page.js';
 import { registerLoginPage } from './login/login-page.js';
+import { registerMfaPage } from './login/mfa-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
@@ -45,6 +47,7 @@ import { ParserErrors } from './http/parser-errors.js';
 import { registerRepeatedHeaderGuard } from './http/repeated-headers.js';
 import { registerOpenApi } from './http/openapi.js';
 import { buildSerializer } from './http/serializers.js';
+import { buildValidator, markFormBody } from './http/validators.js';
 import { registerRateLimit } from './http/rate-limit/plugin.js';
 import { createRouteIndex } from './http/route-index.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
@@ -73,9 +76,10 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     frameworkErrors: (error, request, reply) => sendError(error, request, reply),
     clientErrorHandler: parserErrors.clientErrorHandler,
     // Unknown properties are refused (400), never silently dropped: schemas say `additionalProperties: false`
-    // where the contract does. Type coercion stays on, since form-encoded bodies and query strings are text.
-    schemaController: { compilersFactory: { buildSerializer } },
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+    // where the contract does. JSON bodies are never coerced; text (query, path, form bodies) is read strictly
+    // as the schema's type (http/validators.ts).
+    schemaController: { compilersFactory: { buildSerializer, buildValidator } },
+    ajv: { customOptions: { removeAdditional: false, useDefaults: true, allErrors: false } },
     // Keep a caller's request id when it is sane, so logs line up across a proxy; otherwise make one.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -103,7 +107,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, parseFormBody(body as string));
+      done(null, markFormBody(parseFormBody(body as string)));
     } catch (err) {
       done(err as Error, undefined);
     }
@@ -123,12 +127,14 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerTokenEndpoint(app, services);
   registerUserinfo(app, services);
   registerRevocation(app, services);
+  registerPushedAuthorizationRequests(app, services);
   // Signing users in: /authorize, the hosted pages it leads to, and logout.
   await app.register(cookie);
   registerAuthorize(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);
+  registerMfaPage(app, services);
   registerSignupPage(app, services);
   registerConsentPage(app, services);
   registerResetPasswordPage(app, services);

@@ -21,7 +21,8 @@ import { findDefaultTenant, findTenantById, normalizeDomain, type Tenant } from 
 import { findCustomDomainByName, markCustomDomainReady } from './store/custom-domains.js';
 import type { BootstrapResult } from './tenancy/bootstrap.js';
 import { buildApp } from './app.js';
-import { createServices, prepare, startServer, type RunningServer } from './server.js';
+import { relayClusterChanges } from './tenancy/change-bus.js';
+import { closeServices, createServices, prepare, startServer, type RunningServer } from './server.js';
 import { exportTenant, importTenant, managementCaller, TenantDocumentError } from './tenancy/tenant-as-code.js';
 import { USERS_USAGE, UsersJobError, usersExportCommand, usersImportCommand } from './jobs/cli.js';
 
@@ -99,6 +100,8 @@ async function start(args: string[]): Promise<void> {
     // The primary migrates and bootstraps once, then forks workers that share the port.
     const prepared = await prepare(config);
     await prepared.store.close();
+    // On SQLite the workers hear each other's tenant changes through this process (tenancy/change-bus.ts).
+    relayClusterChanges();
     for (let i = 0; i < config.workers; i++) cluster.fork();
     let stopping = false;
     cluster.on('exit', (worker, code) => {
@@ -130,7 +133,7 @@ async function start(args: string[]): Promise<void> {
 
 async function migrate(): Promise<void> {
   const config = loadConfig();
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     const { applied } = await migrateToLatest(store);
     console.log(applied.length ? `Applied: ${applied.join(', ')}` : `${describeDatabase(config.databaseUrl)} is up to date`);
@@ -160,7 +163,7 @@ async function withManagementApi(args: string[], work: (call: Awaited<ReturnType
     await work(await managementCaller(app, services, tenant), tenant);
   } finally {
     await app.close();
-    await services.rateLimitStore.close();
+    await closeServices(services);
     await prepared.store.close();
   }
 }
@@ -198,7 +201,7 @@ async function importCommand(args: string[]): Promise<void> {
 async function rotateKeys(args: string[]): Promise<void> {
   const config = loadConfig();
   const tenantName = tenantNameFrom(args);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
   try {
     await migrateToLatest(store);
     const tenant: Tenant | undefined = tenantName

@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { ConfigError, loadConfig } from './config.js';
+import { openStore } from './store/db.js';
 
 describe('configuration', () => {
   it('has working defaults', () => {
@@ -39,9 +41,26 @@ describe('configuration', () => {
     [{ GATEHOUSE_ADMIN_CLIENT_ID: 'abcdefgh', GATEHOUSE_ADMIN_CLIENT_SECRET: 'short' }, /at least 32 characters/],
     [{ GATEHOUSE_WORKERS: '0' }, /GATEHOUSE_WORKERS=0/],
     [{ GATEHOUSE_LOG_LEVEL: 'loud' }, /GATEHOUSE_LOG_LEVEL=loud/],
+    [{ GATEHOUSE_SQLITE_SYNCHRONOUS: 'off' }, /GATEHOUSE_SQLITE_SYNCHRONOUS=off: expected normal or full/],
   ])('refuses %o with a message naming the key', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('runs SQLite with synchronous NORMAL unless FULL is asked for, and the database says so', async () => {
+    expect(loadConfig({}).sqliteSynchronous).toBe('normal');
+    expect(loadConfig({ GATEHOUSE_SQLITE_SYNCHRONOUS: 'FULL' }).sqliteSynchronous).toBe('full');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-sync-'));
+    for (const [setting, level] of [['normal', 1], ['full', 2]] as const) {
+      const config = loadConfig({ GATEHOUSE_SQLITE_SYNCHRONOUS: setting, GATEHOUSE_DATA_DIR: dir });
+      const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+      try {
+        const row = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+        expect(row.rows[0]!.synchronous).toBe(level);
+      } finally {
+        await store.close();
+      }
+    }
   });
 
   it('accepts a master key in hex or base64', () => {

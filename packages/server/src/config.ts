@@ -44,7 +44,14 @@ export interface Config {
    * client is about to reuse (a reset socket mid-request).
    */
   keepAliveTimeoutMs: number;
+  /**
+   * SQLite's `synchronous` (WAL): `normal` survives a killed process, `full` also a power loss or OS crash
+   * (every commit waits for fsync). Not used on PostgreSQL.
+   */
+  sqliteSynchronous: SqliteSynchronous;
 }
+
+export type SqliteSynchronous = 'normal' | 'full';
 
 /** 65 s: above the 60 s idle timeout of the usual load balancers and client pools. */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
@@ -78,6 +85,7 @@ const KEYS = [
   'GATEHOUSE_SMS_GATEWAY_URL',
   'GATEHOUSE_IMPORT_MAX_BYTES',
   'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
+  'GATEHOUSE_SQLITE_SYNCHRONOUS',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -279,7 +287,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     keepAliveTimeoutMs:
       overrides.keepAliveTimeoutMs ??
       1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
+    sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
   };
+}
+
+function sqliteSynchronous(value: string | undefined): SqliteSynchronous {
+  const chosen = (value ?? 'normal').trim().toLowerCase();
+  if (chosen !== 'normal' && chosen !== 'full') throw new ConfigError(`GATEHOUSE_SQLITE_SYNCHRONOUS=${value}: expected normal or full`);
+  return chosen;
 }
 
 /** `10.0.0.1, 10.1.0.0/16, ::1`: each an IP address, optionally with a prefix length. */

@@ -1,7 +1,8 @@
 /**
  * pino options: JSON lines, or pino-pretty on a terminal. Secrets never reach a log line: sensitive fields are
- * redacted wherever they appear in logged objects, and the logged request URL has the values of sensitive query
- * parameters (codes, tokens, tickets) replaced.
+ * redacted wherever they appear in logged objects, the logged request URL has the values of sensitive query
+ * parameters (codes, tokens, tickets, hints, signatures) replaced, and a request's headers and body are never
+ * logged at all (the `req` serializer keeps the method, the redacted URL, the host and the address).
  */
 import type { FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';
@@ -28,30 +29,38 @@ const SECRET_FIELDS = [
   'set-cookie',
   'private_key',
   'master_key',
+  'id_token_hint',
+  'logout_hint',
+  'request',
+  'assertion',
+  'subject_token',
+  'actor_token',
+  'signature',
+  'dpop',
+  'proxy-authorization',
+  'smtp_pass',
+  'pass',
 ];
 
-/** Query parameters whose values are credentials or one-time secrets. */
-const SECRET_QUERY_PARAMS = new Set([
-  'code',
-  'token',
-  'access_token',
-  'id_token',
-  'refresh_token',
-  'login_ticket',
-  'client_secret',
-  'client_assertion',
-  'verification_code',
-  'ticket',
-  'otp',
-]);
+/**
+ * Parameters whose values are credentials, one-time secrets or signed statements of identity: by what their
+ * names contain, so that a parameter added later (`subject_token`, `logout_hint`, a link's `signature`) is
+ * covered without being listed. A JWT-secured authorization request (`request`) carries the whole request.
+ */
+const SECRET_PARAM = /token|secret|assertion|ticket|verifier|password|passcode|otp|code|hint|signature|key|cookie|dpop|session|credential|saml/i;
+const SECRET_PARAM_NAMES = new Set(['request', 'sig']);
+
+export function isSecretParameter(name: string): boolean {
+  return SECRET_PARAM.test(name) || SECRET_PARAM_NAMES.has(name.toLowerCase());
+}
 
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q < 0) return url;
   const params = new URLSearchParams(url.slice(q + 1));
   let changed = false;
-  for (const key of [...params.keys()]) {
-    if (SECRET_QUERY_PARAMS.has(key.toLowerCase())) {
+  for (const key of new Set(params.keys())) {
+    if (isSecretParameter(key)) {
       params.set(key, '[REDACTED]');
       changed = true;
     }
@@ -68,7 +77,9 @@ export function loggerOptions(level: string, pretty: boolean): LoggerOptions {
         ...SECRET_FIELDS.map((f) => `*["${f}"]`),
         ...SECRET_FIELDS.map((f) => `*.*["${f}"]`),
         'req.headers.authorization',
+        'req.headers["proxy-authorization"]',
         'req.headers.cookie',
+        'req.headers.dpop',
         'res.headers["set-cookie"]',
       ],
       censor: '[REDACTED]',

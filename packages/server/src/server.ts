@@ -5,6 +5,8 @@
  */
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
+import type { Writable } from 'node:stream';
+import type { LoggerOptions } from 'pino';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { KeyRing } from './crypto/key-ring.js';
@@ -20,11 +22,15 @@ import { createMemoryCounterStore } from './protection/memory-counter-store.js';
 import { createRedisCounterStore } from './protection/redis-counter-store.js';
 import { EmailQueue } from './messaging/mailer.js';
 import { JobRunner } from './jobs/runner.js';
+import { TenantLogWriter } from './logs/writer.js';
 import type { App, Services } from './services.js';
-import { migrateToLatest, openStore, type Store } from './store/db.js';
+import { migrateToLatest, openStore, type QueryObserver, type Store } from './store/db.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
 import { ClientOrigins } from './tenancy/client-origins.js';
+import { createClusterBus, createLocalBus, createPostgresBus, createRedisBus, type ChangeBus } from './tenancy/change-bus.js';
 import { ConfigCache } from './tenancy/config-cache.js';
+import { signalTenantChanged } from './events/outbox.js';
+import { parsePostgresUrl } from './store/db.js';
 import { TenantResolver } from './tenancy/tenant-resolver.js';
 
 export interface Prepared {
@@ -37,10 +43,10 @@ export interface Prepared {
 }
 
 /** Storage opened and migrated, the master key loaded, and (unless told not to) the default tenant bootstrapped. */
-export async function prepare(config: Config, options: { bootstrap?: boolean } = {}): Promise<Prepared> {
+export async function prepare(config: Config, options: { bootstrap?: boolean; onQuery?: QueryObserver } = {}): Promise<Prepared> {
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
-  const store = await openStore(config.databaseUrl);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, ...(options.onQuery && { onQuery: options.onQuery }) });
   try {
     const { applied } = await migrateToLatest(store);
     const keyRing = new KeyRing(store.db, sealer);
@@ -66,6 +72,8 @@ export interface RunningServer {
 export interface StartOptions {
   /** Log to stdout (pretty on a terminal). Tests pass false. */
   log?: boolean;
+  /** Log JSON lines into this stream instead (tests that read the log back). */
+  logStream?: Writable;
   /** Reuse storage prepared by the caller. */
   prepared?: Prepared;
   /** Adds routes before the app starts listening (tests use it for probe routes). */
@@ -76,8 +84,37 @@ function rateLimitStoreFor(config: Config): RateLimitStore {
   return config.redisUrl ? createRedisStore(config.redisUrl) : createMemoryStore();
 }
 
+/** Redis when the nodes share one, else the PostgreSQL they share, else (SQLite) this cluster's IPC or nothing. */
+function changeBusFor(config: Config, store: Store): ChangeBus {
+  if (config.redisUrl) return createRedisBus(config.redisUrl, store.schema);
+  if (store.dialect === 'postgres') return createPostgresBus(parsePostgresUrl(config.databaseUrl).connectionString, store.db, store.schema);
+  return cluster.isWorker ? createClusterBus() : createLocalBus();
+}
+
 /** The long-lived services of one process, over prepared storage. */
 export function createServices(config: Config, prepared: Prepared): Services {
+  const services = newServices(config, prepared);
+  // Whatever this node caches about a tenant goes when any node says the tenant changed.
+  services.changes.subscribe((tenantId) => {
+    services.configCache.invalidate(tenantId);
+    services.clientOrigins.invalidate(tenantId);
+    services.tenants.invalidate();
+    services.attackProtection.forget(tenantId);
+    signalTenantChanged(tenantId);
+  });
+  return services;
+}
+
+/** Closes what createServices opened besides storage. */
+export async function closeServices(services: Services): Promise<void> {
+  // After the app: the last requests' log events are written before storage closes.
+  await services.tenantLogs.close();
+  await services.rateLimitStore.close();
+  await services.attackProtection.close();
+  await services.changes.close();
+}
+
+function newServices(config: Config, prepared: Prepared): Services {
   return {
     config,
     store: prepared.store,
@@ -91,21 +128,27 @@ export function createServices(config: Config, prepared: Prepared): Services {
       sealer: prepared.sealer,
     }),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
+    changes: changeBusFor(config, prepared.store),
+    tenantLogs: new TenantLogWriter(prepared.store),
   };
 }
 
 export async function startServer(config: Config, options: StartOptions = {}): Promise<RunningServer> {
   const prepared = options.prepared ?? (await prepare(config));
   const services = createServices(config, prepared);
-  const logger = options.log === false ? false : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
+  const logger = options.logStream
+    ? ({ ...loggerOptions(config.logLevel, false), stream: options.logStream } as LoggerOptions)
+    : options.log === false
+      ? false
+      : loggerOptions(config.logLevel, Boolean(process.stdout.isTTY));
   let app: App;
   try {
+    await services.changes.ready;
     app = await buildApp(services, { logger });
     options.configure?.(app);
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
-    await services.rateLimitStore.close();
-    await services.attackProtection.close();
+    await closeServices(services);
     await prepared.store.close();
     throw err;
   }
@@ -118,6 +161,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   emailQueue?.start(app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
   const jobRunner = new JobRunner(services, app.log, { releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker });
   jobRunner.start();
+  services.tenantLogs.start(app.log);
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const listenHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
@@ -134,8 +178,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await jobRunner.stop();
         await deliveryWorker.stop();
         await emailQueue?.stop();
-        await services.rateLimitStore.close();
-        await services.attackProtection.close();
+        await closeServices(services);
         await prepared.store.close();
       })();
       return closing;

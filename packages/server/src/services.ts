@@ -8,8 +8,10 @@ import type { Sealer } from './crypto/sealing.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import type { AttackProtection } from './protection/attack-protection.js';
 import type { Mailer } from './messaging/mailer.js';
+import type { TenantLogWriter } from './logs/writer.js';
 import type { Store } from './store/db.js';
 import type { ClientOrigins } from './tenancy/client-origins.js';
+import type { ChangeBus } from './tenancy/change-bus.js';
 import type { ConfigCache } from './tenancy/config-cache.js';
 import type { TenantResolver } from './tenancy/tenant-resolver.js';
 
@@ -28,4 +30,8 @@ export interface Services {
   attackProtection: AttackProtection;
   /** Email: queued, then sent over SMTP or kept in the dev mailbox (messaging/mailer.ts). */
   mailer: Mailer;
+  /** Tells every node that a tenant's configuration changed, and drops this node's copies when told (tenancy/change-bus.ts). */
+  changes: ChangeBus;
+  /** Tenant log events: batched writes of outcomes, and retention (logs/writer.ts). */
+  tenantLogs: TenantLogWriter;
 }

@@ -96,6 +96,21 @@ export function withRealValues(request: fc.Arbitrary<FuzzRequest>, values: Recor
   });
 }
 
+/**
+ * Every invariant of `send`, and one of its own: a JSON body the document refuses (a number where a string
+ * belongs, a string where an array does) is never accepted, as it would be if the server coerced it.
+ */
 export async function runRequest(context: FuzzContext, request: FuzzRequest): Promise<string[]> {
-  return (await send(context, request)).problems;
+  const { exchange, problems } = await send(context, request);
+  if (exchange.status < 300 && request.body !== undefined && request.headers?.['content-type'] === 'application/json') {
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body);
+    } catch {
+      return [...problems, `${request.method} ${request.url.split('?')[0]}: a body that is not JSON was accepted (${exchange.status})`];
+    }
+    const refusal = context.conformance.requestBodyRefusal(request.method, request.url.split('?')[0]!, body);
+    if (refusal) problems.push(`${request.method} ${request.url.split('?')[0]}: a body the document refuses was accepted (${exchange.status}): ${refusal}`);
+  }
+  return problems;
 }

@@ -5,10 +5,13 @@
  * change that implements it.
  */
 import { Type, type Static } from '@fastify/type-provider-typebox';
+import { DPOP_ALGS } from '../crypto/dpop.js';
 import { SIGNING_ALG } from '../crypto/key-ring.js';
 import type { Tenant } from '../store/tenants.js';
 import { ASSERTION_ALGS } from './client-auth/private-key-jwt.js';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from './client-auth/index.js';
+import { REQUEST_OBJECT_ALGS } from './authorize/request-object.js';
+import { PAR_PATH } from './par/index.js';
 import { GRANTS } from './token/index.js';
 import { ID_TOKEN_CLAIMS } from './user-tokens/claims.js';
 import type { App } from '../services.js';
@@ -28,6 +31,9 @@ const DiscoveryDocument = Type.Object(
     authorization_response_iss_parameter_supported: Type.Boolean(),
     request_parameter_supported: Type.Boolean(),
     request_uri_parameter_supported: Type.Boolean(),
+    request_object_signing_alg_values_supported: Type.Array(Type.String()),
+    pushed_authorization_request_endpoint: Type.String({ format: 'uri' }),
+    require_pushed_authorization_requests: Type.Boolean(),
     end_session_endpoint: Type.String({ format: 'uri' }),
     token_endpoint: Type.String({ format: 'uri' }),
     grant_types_supported: Type.Array(Type.String()),
@@ -37,6 +43,7 @@ const DiscoveryDocument = Type.Object(
     revocation_endpoint: Type.String({ format: 'uri' }),
     revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
     claims_supported: Type.Array(Type.String()),
+    dpop_signing_alg_values_supported: Type.Array(Type.String()),
   },
   { additionalProperties: true, description: 'Authorization server metadata' },
 );
@@ -56,8 +63,13 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
     prompt_values_supported: ['none', 'login', 'consent'],
     authorization_response_iss_parameter_supported: true,
-    request_parameter_supported: false,
+    // RFC 9101 (authorize/request-object.ts): signed request objects at /authorize and /oauth/par.
+    request_parameter_supported: true,
+    request_object_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
+    // RFC 9126 (auth-api/par): request_uri carries only pushed requests, never a URL to fetch.
     request_uri_parameter_supported: false,
+    pushed_authorization_request_endpoint: `${tenant.baseUrl}${PAR_PATH}`,
+    require_pushed_authorization_requests: tenant.settings.require_pushed_authorization_requests === true,
     // RP-initiated logout (auth-api/logout.ts).
     end_session_endpoint: `${tenant.baseUrl}/oidc/logout`,
     // Token endpoint: the grants and client authentication methods implemented.
@@ -70,6 +82,8 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     revocation_endpoint: `${tenant.baseUrl}/oauth/revoke`,
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     claims_supported: [...ID_TOKEN_CLAIMS],
+    // RFC 9449 (crypto/dpop.ts): DPoP proofs at the token, PAR and userinfo endpoints.
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
   };
 }
 

@@ -66,3 +66,17 @@ export class InteractionRequired extends ProtocolError {
     super(400, 'interaction_required', description);
   }
 }
+
+/** RFC 9101 §6.2 / RFC 9126 §4: the request_uri is unknown, expired, already used or another client's. */
+export class InvalidRequestUri extends ProtocolError {
+  constructor(description = 'request_uri is invalid, expired, or was already used') {
+    super(400, 'invalid_request_uri', description);
+  }
+}
+
+/** RFC 9101 §6.2: the request object is unsigned, badly signed, or its claims are wrong. */
+export class InvalidRequestObject extends ProtocolError {
+  constructor(description: string) {
+    super(400, 'invalid_request_object', description);
+  }
+}

@@ -14,6 +14,7 @@ import { sendErrorPage } from '../login/error-page.js';
 import { sendHostedPage } from '../login/hosted-page.js';
 import { renderMessagePage } from '../login/pages/message.js';
 import { endSession } from '../login/session.js';
+import { recordLogout, type LogoutFacts } from '../logs/logouts.js';
 import type { App, Services } from '../services.js';
 import type { Client } from '../store/clients.js';
 import { readParameters } from './authorize/request.js';
@@ -60,23 +61,28 @@ export function registerLogout(app: App, services: Services): void {
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
+    const logged: LogoutFacts = {};
     try {
       const params = readParameters(request.query);
       const client = await clientNamed(services, request, params.client_id);
       // The session ends whatever happens next: the user asked to log out.
-      await endSession(request, reply, services);
+      logged.userId = await endSession(request, reply, services);
+      logged.client = client;
       const allowed = client ? client.allowed_logout_urls : (request.tenant.settings.allowed_logout_urls ?? []);
       const returnTo = params.returnTo;
       if (returnTo === undefined || returnTo === '') {
         const first = client ? allowed[0] : undefined;
+        recordLogout(services, request, logged);
         return first ? reply.redirect(first, 302) : loggedOut(reply, request);
       }
       if (!allowed.includes(returnTo)) {
         const where = client ? "the application's Allowed Logout URLs" : "the tenant's Allowed Logout URLs (no client_id was given)";
         throw new InvalidRequest(`The returnTo URL is not in ${where}: ${returnTo.slice(0, 300)}`);
       }
+      recordLogout(services, request, logged);
       return reply.redirect(returnTo, 302);
     } catch (error) {
+      recordLogout(services, request, logged, error);
       if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
       throw error;
     }
@@ -99,6 +105,7 @@ export function registerLogout(app: App, services: Services): void {
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
+    const logged: LogoutFacts = {};
     try {
       const params = readParameters(request.query);
       let clientId = params.client_id;
@@ -111,15 +118,21 @@ export function registerLogout(app: App, services: Services): void {
         clientId = audience;
       }
       const client = await clientNamed(services, request, clientId);
-      await endSession(request, reply, services);
+      logged.userId = await endSession(request, reply, services);
+      logged.client = client;
       const target = params.post_logout_redirect_uri;
-      if (target === undefined || target === '') return loggedOut(reply, request);
+      if (target === undefined || target === '') {
+        recordLogout(services, request, logged);
+        return loggedOut(reply, request);
+      }
       if (!client) throw new InvalidRequest('post_logout_redirect_uri needs id_token_hint or client_id to say which application it belongs to');
       if (!client.allowed_logout_urls.includes(target)) {
         throw new InvalidRequest(`post_logout_redirect_uri is not in the application's Allowed Logout URLs: ${target.slice(0, 300)}`);
       }
+      recordLogout(services, request, logged);
       return reply.redirect(withState(target, params.state), 302);
     } catch (error) {
+      recordLogout(services, request, logged, error);
       if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
       throw error;
     }

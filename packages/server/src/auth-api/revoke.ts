@@ -59,6 +59,7 @@ export function registerRevocation(app: App, services: Services): void {
       if (found) {
         if (found.client_id !== client.client_id) throw new InvalidGrant('The token was not issued to this client');
         await revokeRefreshTokenFamily(services.store.db, tenant.id, found.family_id);
+        services.tenantLogs.recordFor(request, { type: 'srrt', client: { client_id: client.client_id, name: client.name }, user_id: found.user_id });
       }
       reply.header('cache-control', 'no-store');
       return reply.code(200).send();

@@ -5,6 +5,8 @@
  */
 import { randomHex } from '../crypto/ids.js';
 import { emitEvent, type EventContext } from '../events/outbox.js';
+import { logRow, type RequestOrigin } from '../logs/log-event.js';
+import { writeLogEvents } from '../logs/writer.js';
 import { userEventObject } from '../management/event-objects.js';
 import { hashPassword, verifyAgainstDecoy, verifyPassword } from '../crypto/passwords.js';
 import { isForeignHash, verifyForeignHash } from '../jobs/password-hashes/index.js';
@@ -55,8 +57,9 @@ export async function databaseConnectionFor(services: Services, tenant: Tenant, 
  */
 export type PasswordLogin =
   | { outcome: 'ok'; user: User }
-  | { outcome: 'wrong_credentials' }
-  | { outcome: 'blocked' }
+  /** `userId` when the identifier is a user's and the password was wrong (the log tells `fp` from `fu`). */
+  | { outcome: 'wrong_credentials'; userId?: string }
+  | { outcome: 'blocked'; userId: string }
   | { outcome: 'too_many_attempts'; reason: 'brute_force' | 'suspicious_ip' }
   | { outcome: 'password_leaked' };
 
@@ -97,12 +100,12 @@ export async function authenticateWithPassword(services: Services, connection: C
   if (!verification.valid) {
     await answerFailureInEqualTime(connection.id, started);
     await admission.failed({ userId: identity.linked_to ?? identity.user_id, email: identity.email });
-    return { outcome: 'wrong_credentials' };
+    return { outcome: 'wrong_credentials', userId: identity.linked_to ?? identity.user_id };
   }
   await admission.succeeded();
   const user = identity.linked_to ? await findPrimaryUser(db, connection.tenant_id, identity.linked_to) : identity;
   if (!user) return { outcome: 'wrong_credentials' };
-  if (user.blocked || identity.blocked) return { outcome: 'blocked' };
+  if (user.blocked || identity.blocked) return { outcome: 'blocked', userId: user.user_id };
   // Only a correct password is checked against the breach corpus: a wrong one tells nobody anything.
   if (await services.attackProtection.passwordLeaked(connection.tenant_id, password, 'login')) return { outcome: 'password_leaked' };
   // Only the hash that was verified is replaced: a password changed meanwhile by another request stays.
@@ -150,6 +153,46 @@ export async function signUpWithPassword(
   context: EventContext,
   now = Date.now(),
 ): Promise<SignupResult> {
+  const result = await createDatabaseUser(services, connection, input, context, now);
+  recordSignupFailure(services, connection, input, context, result);
+  return result;
+}
+
+/** `fs` (or `signup_pwd_leak`) for a refused signup; a success is logged in the transaction that creates the user. */
+function recordSignupFailure(services: Services, connection: Connection, input: { email: string; username?: string | undefined }, context: EventContext, result: SignupResult): void {
+  if (result.outcome === 'ok') return;
+  const description: Record<Exclude<SignupResult['outcome'], 'ok'>, string> = {
+    invalid: result.outcome === 'invalid' ? result.message : '',
+    password_rejected: 'Password is too weak',
+    exists: 'The user already exists.',
+    password_leaked: 'Signup blocked: the password was found in a data breach',
+    disabled: 'Public signup is disabled',
+  };
+  services.tenantLogs.record(
+    connection.tenant_id,
+    {
+      type: result.outcome === 'password_leaked' ? 'signup_pwd_leak' : 'fs',
+      description: description[result.outcome],
+      ...(context.client_id && { client: { client_id: context.client_id } }),
+      connection: { id: connection.id, name: connection.name, strategy: connection.strategy },
+      user_name: normalizeEmail(input.email).slice(0, 320),
+      details: { error: result.outcome },
+    },
+    originOf(context),
+  );
+}
+
+function originOf(context: EventContext): RequestOrigin {
+  return { ip: context.ip ?? null, user_agent: context.user_agent ?? null, hostname: context.hostname ?? null };
+}
+
+async function createDatabaseUser(
+  services: Services,
+  connection: Connection,
+  input: { email: string; password: string; username?: string | undefined } & SignupProfile,
+  context: EventContext,
+  now: number,
+): Promise<SignupResult> {
   const options = databaseOptions(connection);
   if (options.disable_signup) return { outcome: 'disabled' };
   const email = normalizeEmail(input.email);
@@ -192,6 +235,21 @@ export async function signUpWithPassword(
     await db.transaction().execute(async (trx) => {
       await insertUser(trx, user);
       await emitEvent(trx, { tenantId: user.tenant_id, type: 'user.created', object: await userEventObject(trx, user), context: { ...context, connection_id: connection.id } });
+      // `ss` commits with the user: a signup that rolls back leaves no success in the logs.
+      await writeLogEvents(trx, [
+        logRow(
+          user.tenant_id,
+          {
+            type: 'ss',
+            ...(context.client_id && { client: { client_id: context.client_id } }),
+            connection: { id: connection.id, name: connection.name, strategy: connection.strategy },
+            user_id: user.user_id,
+            user_name: email,
+          },
+          originOf(context),
+          now,
+        ),
+      ]);
       // The verification email commits with the user (a connection may opt out with send_verification_email: false).
       if (tenant && options.send_verification_email !== false) await queueVerificationEmail(trx, services, tenant, user, context.client_id);
     });

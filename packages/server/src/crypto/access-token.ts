@@ -25,6 +25,17 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/** A DPoP-bound token from `Authorization: DPoP <token>` (RFC 9449 §7.1), or undefined. */
+export function dpopToken(header: string | undefined): string | undefined {
+  const match = header ? /^DPoP +([A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+\.[A-Za-z0-9_=-]+)$/i.exec(header.trim()) : null;
+  return match?.[1];
+}
+
+/** The DPoP key thumbprint an access token is bound to (`cnf.jkt`, RFC 9449 §6.1), if any. */
+export function boundKey(payload: JWTPayload): unknown {
+  return (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+}
+
 /** Resolves to the verified claims; rejects on any failure (callers answer 401 without detail). */
 export async function verifyAccessToken(keyRing: KeyRing, tenant: Tenant, token: string, audience: string | string[]): Promise<JWTPayload> {
   const { payload } = await jwtVerify(token, localKeys(await keyRing.jwks(tenant.id)), {

@@ -12,6 +12,7 @@ export function eventContextFrom(request: FastifyRequest): EventContext {
     ...(principal?.clientId && { client_id: principal.clientId }),
     request_id: request.id,
     ip: request.ip,
+    ...(request.hostname && { hostname: request.hostname.slice(0, 255) }),
     ...(typeof userAgent === 'string' && userAgent && { user_agent: userAgent.slice(0, 512) }),
   };
 }

@@ -3,11 +3,12 @@
  * delivery row per enabled stream subscribed to its type, commit or roll back with the change. The delivery
  * worker (worker.ts) finds the delivery rows by polling, and sooner when this process signals it.
  *
- * Emitting costs one insert, plus one when some stream subscribes; which streams subscribe is cached per
- * tenant for a moment (SUBSCRIPTIONS_TTL_MS) and dropped whenever this process changes a stream.
+ * Emitting costs two statements: the event's insert, and one insert-select of its deliveries from the streams
+ * subscribed at that moment (see fan-out below).
  */
 import { EventEmitter } from 'node:events';
 import { sql, type Kysely } from 'kysely';
+import { lockTenant } from '../store/tenants.js';
 import { randomAlphanumeric } from '../crypto/ids.js';
 import type { Database } from '../store/schema.js';
 import type { EventType } from './catalogue.js';
@@ -19,6 +20,8 @@ export interface EventContext {
   request_id?: string;
   ip?: string;
   user_agent?: string;
+  /** The Host the request came to; only tenant logs use it (not part of an event's `data.context`). */
+  hostname?: string;
 }
 
 export interface RaisedEvent {
@@ -95,46 +98,27 @@ export function contextData(tenantId: string, context: EventContext): Record<str
   };
 }
 
-// --- subscriptions cache ----------------------------------------------------------------------------------
+// --- fan-out ----------------------------------------------------------------------------------------------
 
-/** Long enough to keep bursts of changes at one insert plus one; short enough that other nodes catch up. */
-const SUBSCRIPTIONS_TTL_MS = 2000;
-
-interface CachedSubscriptions {
-  at: number;
-  /** Stream ids by event type, enabled streams only. */
-  byType: Map<string, string[]>;
+/**
+ * Which streams an event goes to is decided in the change's own transaction, from the streams table itself,
+ * never from a copy: a copy kept by one node misses a stream another node has just created (issue 18). And a
+ * stream's creation, change or deletion locks its tenant's row (lockTenantStreams), while the event's insert
+ * holds a key-share lock on that row through its foreign key, so on PostgreSQL the two are ordered: a stream
+ * committed before the change commits is seen by the fan-out statement (which runs after the event's insert,
+ * and so after the stream's commit), and one created while the change is open waits for it. On SQLite one
+ * writer at a time orders them.
+ */
+function subscribesTo(type: string) {
+  // Subscriptions are stored as a JSON array of catalogue types; match the quoted type, with LIKE's wildcards
+  // escaped (the same on both dialects).
+  const pattern = `%${JSON.stringify(type).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql<boolean>`subscriptions like ${pattern} escape '\\'`;
 }
 
-const subscriptionCache = new Map<string, CachedSubscriptions>();
-
-/** Called after any change to a tenant's streams (create, update, delete, auto-disable). */
-export function forgetSubscriptions(tenantId: string): void {
-  subscriptionCache.delete(tenantId);
-}
-
-async function subscribedStreams(db: Kysely<Database>, tenantId: string, type: EventType): Promise<string[]> {
-  const now = Date.now();
-  let cached = subscriptionCache.get(tenantId);
-  if (!cached || now - cached.at > SUBSCRIPTIONS_TTL_MS) {
-    const rows = await db
-      .selectFrom('event_streams')
-      .select(['id', 'subscriptions'])
-      .where('tenant_id', '=', tenantId)
-      .where('status', '=', 'enabled')
-      .execute();
-    const byType = new Map<string, string[]>();
-    for (const row of rows) {
-      for (const subscribed of JSON.parse(row.subscriptions) as string[]) {
-        const list = byType.get(subscribed) ?? [];
-        list.push(row.id);
-        byType.set(subscribed, list);
-      }
-    }
-    cached = { at: now, byType };
-    subscriptionCache.set(tenantId, cached);
-  }
-  return cached.byType.get(type) ?? [];
+/** Taken by every write of a tenant's streams, in its transaction (see above); PostgreSQL only. */
+export async function lockTenantStreams(db: Kysely<Database>, tenantId: string): Promise<void> {
+  await lockTenant(db, tenantId);
 }
 
 // --- wake-ups ---------------------------------------------------------------------------------------------
@@ -147,12 +131,15 @@ export function signalDeliveriesQueued(): void {
   queued.emit('queued');
 }
 
-/** Tells the workers of this process that a tenant's settings changed (they cache them for a second). */
-export function signalTenantChanged(tenantId: string): void {
+/**
+ * Tells the workers of this process that a tenant's settings or streams changed (they cache them for a
+ * second); undefined for every tenant.
+ */
+export function signalTenantChanged(tenantId: string | undefined): void {
   queued.emit('tenant', tenantId);
 }
 
-export function onTenantChanged(listener: (tenantId: string) => void): () => void {
+export function onTenantChanged(listener: (tenantId: string | undefined) => void): () => void {
   queued.on('tenant', listener);
   return () => queued.off('tenant', listener);
 }
@@ -178,11 +165,7 @@ export async function emitEvent(db: Kysely<Database>, event: RaisedEvent): Promi
     .insertInto('events')
     .values({ id, tenant_id: event.tenantId, type: event.type, data: JSON.stringify(data), created_at: now })
     .execute();
-  const streams = await subscribedStreams(db, event.tenantId, event.type);
-  if (streams.length === 0) return;
-  // Selected from the streams themselves, so a cached list that is a moment old (a stream deleted or disabled
-  // on another node) can neither break the change with a foreign key error nor queue for a disabled stream.
-  await db
+  const queuedRows = await db
     .insertInto('event_deliveries')
     .columns(['stream_id', 'event_id', 'tenant_id', 'event_type', 'status', 'attempt_count', 'next_attempt_at', 'lease_id', 'redelivery', 'attempts', 'created_at', 'completed_at'])
     .expression((eb) =>
@@ -203,11 +186,11 @@ export async function emitEvent(db: Kysely<Database>, event: RaisedEvent): Promi
           sql<null>`null`.as('completed_at'),
         ])
         .where('tenant_id', '=', event.tenantId)
-        .where('id', 'in', streams)
-        .where('status', '=', 'enabled'),
+        .where('status', '=', 'enabled')
+        .where(subscribesTo(event.type)),
     )
-    .execute();
-  signalDeliveriesQueued();
+    .executeTakeFirst();
+  if (queuedRows.numInsertedOrUpdatedRows !== undefined && queuedRows.numInsertedOrUpdatedRows > 0n) signalDeliveriesQueued();
 }
 
 /**
@@ -232,19 +215,24 @@ export async function emitEvents(db: Kysely<Database>, events: readonly RaisedEv
   for (let i = 0; i < rows.length; i += EVENT_ROWS_PER_INSERT) {
     await db.insertInto('events').values(rows.slice(i, i + EVENT_ROWS_PER_INSERT)).execute();
   }
-  const candidates = new Map<string, string[]>();
-  for (const row of rows) {
-    const key = `${row.tenant_id} ${row.type}`;
-    if (!candidates.has(key)) candidates.set(key, await subscribedStreams(db, row.tenant_id, row.type as EventType));
+  // The tenants' enabled streams, read once in this transaction after the events' inserts (see fan-out).
+  const tenantIds = [...new Set(rows.map((row) => row.tenant_id))];
+  const streams = await db
+    .selectFrom('event_streams')
+    .select(['id', 'tenant_id', 'subscriptions'])
+    .where('tenant_id', 'in', tenantIds)
+    .where('status', '=', 'enabled')
+    .execute();
+  if (streams.length === 0) return;
+  const subscribed = new Map<string, string[]>();
+  for (const stream of streams) {
+    for (const type of JSON.parse(stream.subscriptions) as string[]) {
+      const key = `${stream.tenant_id} ${type}`;
+      subscribed.set(key, [...(subscribed.get(key) ?? []), stream.id]);
+    }
   }
-  const streamIds = [...new Set([...candidates.values()].flat())];
-  if (streamIds.length === 0) return;
-  const enabled = new Set(
-    (await db.selectFrom('event_streams').select('id').where('id', 'in', streamIds).where('status', '=', 'enabled').execute()).map((s) => s.id),
-  );
   const deliveries = rows.flatMap((row) =>
-    (candidates.get(`${row.tenant_id} ${row.type}`) ?? [])
-      .filter((streamId) => enabled.has(streamId))
+    (subscribed.get(`${row.tenant_id} ${row.type}`) ?? [])
       .map((streamId) => ({
         stream_id: streamId,
         event_id: row.id,

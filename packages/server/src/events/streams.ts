@@ -1,12 +1,13 @@
 /**
  * Event streams at rest: the repository over `event_streams`, and what a stream's destination needs to POST
- * (its credential and signing secret unsealed). Every write drops the tenant's cached subscriptions (outbox.ts).
+ * (its credential and signing secret unsealed). Every write locks the tenant's streams first, in its own
+ * transaction, so that it is ordered with the changes whose events fan out to streams (outbox.ts).
  */
 import type { Kysely } from 'kysely';
 import { randomAlphanumeric } from '../crypto/ids.js';
 import type { Sealer } from '../crypto/sealing.js';
 import type { Database, EventStreamsTable, EventStreamStatus } from '../store/schema.js';
-import { forgetSubscriptions } from './outbox.js';
+import { lockTenantStreams } from './outbox.js';
 
 export type AuthorizationMethod = 'bearer' | 'basic' | 'custom_header';
 
@@ -75,15 +76,24 @@ function toRow(stream: EventStream): EventStreamsTable {
   };
 }
 
+/** Runs a write of the tenant's streams in a transaction (the caller's, or one of its own) holding the lock. */
+async function writeStreams<T>(db: Kysely<Database>, tenantId: string, write: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  const locked = async (trx: Kysely<Database>) => {
+    await lockTenantStreams(trx, tenantId);
+    return write(trx);
+  };
+  return db.isTransaction ? locked(db) : db.transaction().execute(locked);
+}
+
 export async function insertStream(db: Kysely<Database>, stream: EventStream): Promise<void> {
-  await db.insertInto('event_streams').values(toRow(stream)).execute();
-  forgetSubscriptions(stream.tenantId);
+  await writeStreams(db, stream.tenantId, (trx) => trx.insertInto('event_streams').values(toRow(stream)).execute());
 }
 
 export async function updateStream(db: Kysely<Database>, stream: EventStream): Promise<void> {
   const { id: _id, tenant_id: _tenant, created_at: _created, ...changes } = toRow(stream);
-  await db.updateTable('event_streams').set(changes).where('tenant_id', '=', stream.tenantId).where('id', '=', stream.id).execute();
-  forgetSubscriptions(stream.tenantId);
+  await writeStreams(db, stream.tenantId, (trx) =>
+    trx.updateTable('event_streams').set(changes).where('tenant_id', '=', stream.tenantId).where('id', '=', stream.id).execute(),
+  );
 }
 
 export async function findStream(db: Kysely<Database>, tenantId: string, id: string): Promise<EventStream | undefined> {
@@ -118,8 +128,7 @@ export async function countStreams(db: Kysely<Database>, tenantId: string): Prom
 
 /** Deletes the stream with its deliveries (cascade). */
 export async function deleteStream(db: Kysely<Database>, tenantId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('event_streams').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  forgetSubscriptions(tenantId);
+  const result = await writeStreams(db, tenantId, (trx) => trx.deleteFrom('event_streams').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst());
   return result.numDeletedRows > 0n;
 }
 

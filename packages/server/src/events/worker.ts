@@ -28,7 +28,7 @@ import {
 } from './deliveries.js';
 import { deliverOnce, DELIVERY_TIMEOUT_MS, unsealStreamSecrets, type StreamSecrets } from './delivery.js';
 import type { AttemptOutcome } from './destination.js';
-import { cloudEventOf, forgetSubscriptions, onDeliveriesQueued, onTenantChanged, type StoredEvent } from './outbox.js';
+import { cloudEventOf, onDeliveriesQueued, onTenantChanged, type StoredEvent } from './outbox.js';
 import { findStreamById, type EventStream } from './streams.js';
 
 export const MAX_ATTEMPTS = 4;
@@ -102,8 +102,15 @@ export class DeliveryWorker {
 
   start(): void {
     if (this.#loop) return;
-    this.#unsubscribe = [onDeliveriesQueued(() => this.wake()), onTenantChanged((id) => this.#tenants.delete(id))];
+    // A tenant changed (its settings or its streams, on any node): what is cached of it goes.
+    this.#unsubscribe = [onDeliveriesQueued(() => this.wake()), onTenantChanged((id) => this.#forget(id))];
     this.#loop = this.#run();
+  }
+
+  #forget(tenantId: string | undefined): void {
+    if (tenantId === undefined) this.#tenants.clear();
+    else this.#tenants.delete(tenantId);
+    for (const [id, entry] of this.#streams) if (tenantId === undefined || !entry.stream || entry.stream.tenantId === tenantId) this.#streams.delete(id);
   }
 
   /** Look for due rows now, and closely for a moment (the rows may be committed a little later). */
@@ -322,7 +329,6 @@ export class DeliveryWorker {
     const total = consecutive >= AUTO_DISABLE_CONSECUTIVE ? 0 : await countFailed(db, stream.id);
     if (consecutive < AUTO_DISABLE_CONSECUTIVE && total < AUTO_DISABLE_TOTAL) return;
     await db.updateTable('event_streams').set({ status: 'disabled', updated_at: Date.now() }).where('id', '=', stream.id).execute();
-    forgetSubscriptions(stream.tenantId);
     this.#log.warn({ stream: stream.id, consecutive_failures: consecutive, failed_deliveries: total }, 'event stream disabled after repeated delivery failures');
   }
 }

@@ -17,6 +17,7 @@ import {
   type RequestPart,
 } from './errors.js';
 import type { RouteIndex } from './route-index.js';
+import { validationMessage } from './validation-message.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const ACCEPTED_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
@@ -31,13 +32,14 @@ function isPostgresDataException(err: unknown): boolean {
   return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code) && typeof severity === 'string';
 }
 
-function toProtocolError(err: unknown, contentType: string | undefined): ProtocolError {
+function toProtocolError(err: unknown, request: FastifyRequest): ProtocolError {
+  const contentType = request.headers['content-type'];
   if (err instanceof ProtocolError) return err;
   if (isPostgresDataException(err)) return new InvalidInput('body', 'A value contains characters that cannot be stored (such as NUL)');
   if (!isFastifyError(err)) return new ServerError();
   if (err.validation) {
     const part = (err.validationContext ?? 'body') as RequestPart;
-    return new InvalidInput(part, `Payload validation error: ${err.message}`);
+    return new InvalidInput(part, validationMessage(err.validation, part, request, err.message));
   }
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -61,7 +63,7 @@ function toProtocolError(err: unknown, contentType: string | undefined): Protoco
 
 /** Sends any error as its family's body. Also used for the router's own errors (see app.ts frameworkErrors). */
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const protocolError = toProtocolError(err, request.headers['content-type']);
+  const protocolError = toProtocolError(err, request);
   if (protocolError.statusCode >= 500) request.log.error({ err }, 'request failed');
   return reply
     .code(protocolError.statusCode)

@@ -130,13 +130,6 @@ export class NotOffered extends ProtocolError {
   }
 }
 
-/** A feature this service does not offer (yet): said plainly rather than pretended. */
-export class NotImplemented extends ProtocolError {
-  constructor(description: string, code = 'not_implemented') {
-    super(501, code, description);
-  }
-}
-
 /** Anything unexpected: the client learns nothing but that it was our fault. */
 export class ServerError extends ProtocolError {
   constructor() {

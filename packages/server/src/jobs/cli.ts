@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { createServices, prepare, type Prepared } from '../server.js';
+import { closeServices, createServices, prepare, type Prepared } from '../server.js';
 import type { Services } from '../services.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
 import { findJobById, findUnfinishedJob, type Job } from '../store/jobs.js';
@@ -89,8 +89,7 @@ async function withSession(tenantName: string | undefined, work: (session: Sessi
     if (!tenant) throw new ConfigError(tenantName ? `no tenant named ${tenantName}` : 'no default tenant yet: run gatehouse start once');
     await work({ config, prepared, services, tenant });
   } finally {
-    await services.rateLimitStore.close();
-    await services.attackProtection.close();
+    await closeServices(services);
     await prepared.store.close();
   }
 }

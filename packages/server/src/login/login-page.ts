@@ -1,6 +1,9 @@
 /** GET/POST /u/login: identifier and password for the request's database connection. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
+import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
+import { recordPasswordLogin } from '../logs/login-outcomes.js';
+import { requireSecondFactor } from '../mfa/login-step.js';
+import { mfaRequired } from '../mfa/policy.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
 import { InvalidRequest } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
@@ -11,6 +14,7 @@ import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { renderLoginPage } from './pages/login.js';
+import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
@@ -23,11 +27,13 @@ const place = (step: LoginStep) => ({ page: 'login', binding: step.transaction.i
 function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
   const { transaction, client } = step;
   const options = databaseOptions(connection);
+  const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   return sendHostedPage(
     reply,
     request.tenant,
     (context) =>
       renderLoginPage(context, {
+        texts: screenTexts(request.tenant, 'login', 'login', language),
         action: LOGIN_PATH,
         csrfToken: transaction.csrfToken,
         transaction: transaction.id,
@@ -39,7 +45,7 @@ function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep
         forgotPasswordUrl: `${RESET_PASSWORD_PATH}?state=${transaction.id}`,
       }),
     // Chromium applies form-action to the redirects after the POST too: the chain ends at the client's callback.
-    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri] },
+    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri], language },
   );
 }
 
@@ -83,7 +89,7 @@ export function registerLoginPage(app: App, services: Services): void {
       summary: 'Log in with the login form',
       ...formFields({ username: 'Email (or username where the connection has them)', password: 'The password' }),
       response: {
-        303: redirect('Logged in: to /authorize/resume; otherwise back to the login page, which says what went wrong'),
+        303: redirect('Logged in: to /authorize/resume, or to /u/mfa when the tenant requires a second factor; otherwise back to the login page, which says what went wrong'),
         400: STALE_STEP,
       },
     },
@@ -98,6 +104,7 @@ export function registerLoginPage(app: App, services: Services): void {
     const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);
     if (!identifier || !password || password.length > 1024) return retry(400, 'Enter your email and password.');
     const result = await authenticateWithPassword(services, connection, identifier, password, request.ip);
+    recordPasswordLogin(services, { request, client: { client_id: step.client.client_id, name: step.client.name }, connection, identifier, success: 's' }, result);
     switch (result.outcome) {
       case 'wrong_credentials':
         return retry(400, 'Wrong email or password. Check both and try again, or choose “Forgot password?” to set a new one.');
@@ -115,9 +122,14 @@ export function registerLoginPage(app: App, services: Services): void {
       case 'ok':
         break;
     }
-    await startSession(request, reply, services, result.user);
-    // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
     const { transaction } = step;
+    if (mfaRequired(request.tenant)) {
+      // No session yet: the password alone does not sign in; the second step (/u/mfa) starts the session.
+      await requireSecondFactor(services, request.tenant.id, result.user.user_id, transaction.id, ['pwd']);
+      return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, 303);
+    }
+    await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
+    // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
     transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
     await saveLoginTransactionRequest(services, transaction);
     return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);

@@ -17,6 +17,8 @@ import { checkBreachedPasswordAtPasswordChange } from '../protection/checks.js';
 import { RESET_TICKET_PATH } from '../messaging/account-emails.js';
 import { findTicket, spendTicket, usable, type UserTicket } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
+import { logRow, requestOrigin } from '../logs/log-event.js';
+import { writeLogEvents } from '../logs/writer.js';
 import type { Tenant } from '../store/tenants.js';
 import { findConnectionById, type Connection } from '../store/connections.js';
 import { deleteSsoSessionsOfUser } from '../store/sso-sessions.js';
@@ -160,7 +162,18 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
     const ticket = body.ticket ?? '';
     const target = await resetTarget(services, request, ticket);
     if (!target) return sendInvalidLink(reply, request, services, ticket);
-    const retry = (outcome: Omit<FormOutcome, 'status'>) => redirectWithOutcome(reply, request, services, place(ticket), { status: 400, ...outcome });
+    const { user: owner, connection: ownerConnection } = target;
+    const changeFacts = {
+      user_id: owner.user_id,
+      user_name: owner.email ?? owner.username ?? undefined,
+      connection: { id: ownerConnection.id, name: ownerConnection.name, strategy: ownerConnection.strategy },
+      ...(target.ticket.client_id ? { client: { client_id: target.ticket.client_id } } : {}),
+    };
+    const retry = (outcome: Omit<FormOutcome, 'status'>) => {
+      // `fcp`: the reason shown to the person, which never repeats the password.
+      services.tenantLogs.recordFor(request, { type: 'fcp', ...changeFacts, description: outcome.error?.slice(0, 300) });
+      return redirectWithOutcome(reply, request, services, place(ticket), { status: 400, ...outcome });
+    };
     const password = body.password ?? '';
     if (password.length > 4 * MAX_PASSWORD_LENGTH) return retry({ error: `That password is too long. Choose one of at most ${MAX_PASSWORD_LENGTH} characters.` });
     if (password !== (body.password_confirmation ?? '')) return retry({ error: 'The two passwords do not match. Type the same new password in both fields.' });
@@ -186,6 +199,8 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
           previousObject,
           context: { ...eventContextFrom(request), connection_id: connection.id, ...(target.ticket.client_id ? { client_id: target.ticket.client_id } : {}) },
         });
+        // `scp` commits with the new password.
+        await writeLogEvents(trx, [logRow(user.tenant_id, { type: 'scp', ...changeFacts }, requestOrigin(request), now)]);
       });
     } catch (err) {
       if (err instanceof TicketSpent) return sendInvalidLink(reply, request, services, ticket);

@@ -75,8 +75,22 @@ export async function currentSession(request: FastifyRequest, services: Services
   return { session, user };
 }
 
-/** Starts a new session for `user` (ending the one this browser held) and sets its cookie. */
-export async function startSession(request: FastifyRequest, reply: FastifyReply, services: Services, user: User, now = Date.now()): Promise<SsoSession> {
+/** The session's `amr` values; empty for sessions that recorded none (before 0023, or a factor without a name). */
+export function sessionAmr(session: SsoSession): string[] {
+  if (!session.amr) return [];
+  try {
+    const amr = JSON.parse(session.amr) as unknown;
+    return Array.isArray(amr) ? amr.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Starts a new session for `user` (ending the one this browser held) and sets its cookie. `amr` says how the
+ * user authenticated (["pwd"], ["pwd","mfa"]); the ID tokens issued from the session carry it.
+ */
+export async function startSession(request: FastifyRequest, reply: FastifyReply, services: Services, user: User, now = Date.now(), amr?: string[]): Promise<SsoSession> {
   await endSession(request, reply, services);
   if (++startedSincePurge >= PURGE_EVERY) {
     startedSincePurge = 0;
@@ -97,6 +111,7 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
     ip: request.ip,
     user_agent: (request.headers['user-agent'] ?? '').slice(0, 512) || null,
     created_at: now,
+    amr: amr ? JSON.stringify(amr) : null,
   };
   await insertSsoSession(services.store.db, session);
   reply.setCookie(SESSION_COOKIE, value, cookieOptions(tenant, Math.floor(absoluteMs / 1000)));
@@ -104,10 +119,12 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
 }
 
 /** Ends this browser's session on the server and clears its cookie. */
-export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<void> {
+/** Ends the browser's session, if it has one; returns whose it was (for the logout's log event). */
+export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<string | undefined> {
   const value = request.cookies[SESSION_COOKIE];
-  if (!value) return;
+  if (!value) return undefined;
   const session = await findSsoSessionByTokenHash(services.store.db, request.tenant.id, sha256(value));
   if (session) await deleteSsoSession(services.store.db, session.id);
   reply.clearCookie(SESSION_COOKIE, cookieOptions(request.tenant));
+  return session?.user_id;
 }

@@ -15,6 +15,7 @@ import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outco
 import { sendHostedPage } from './hosted-page.js';
 import { passwordAdvice } from './pages/password-rules.js';
 import { renderSignupPage } from './pages/signup.js';
+import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
@@ -27,12 +28,14 @@ const place = (step: LoginStep) => ({ page: 'signup', binding: step.transaction.
 function showSignup(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, outcome: FormOutcome | { values?: Record<string, string> }) {
   const { transaction, client } = step;
   const options = databaseOptions(connection);
+  const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   const shown: Partial<FormOutcome> = outcome;
   return sendHostedPage(
     reply,
     request.tenant,
     (context) =>
       renderSignupPage(context, {
+        texts: screenTexts(request.tenant, 'signup', 'signup', language),
         action: SIGNUP_PATH,
         csrfToken: transaction.csrfToken,
         transaction: transaction.id,
@@ -44,7 +47,7 @@ function showSignup(reply: FastifyReply, request: FastifyRequest, step: LoginSte
         ...(shown.values?.username !== undefined ? { username: shown.values.username } : {}),
         ...(shown.error !== undefined ? { error: shown.error } : {}),
       }),
-    { status: shown.status ?? 200, formAction: [transaction.request.redirectUri] },
+    { status: shown.status ?? 200, formAction: [transaction.request.redirectUri], language },
   );
 }
 
@@ -126,7 +129,7 @@ export function registerSignupPage(app: App, services: Services): void {
       case 'ok':
         break;
     }
-    await startSession(request, reply, services, result.user);
+    await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
     const { transaction } = step;
     transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
     delete transaction.request.screenHint;

@@ -1,6 +1,7 @@
 /**
  * Management API authentication and authorization, for every /api/v2 operation, before the body is read:
  *  1. a bearer JWT signed by this tenant's keys, `iss` = the tenant issuer, `aud` = `<issuer>api/v2/`, not expired;
+ *     a DPoP-bound one (client_credentials with a DPoP proof) with the DPoP scheme and a proof instead;
  *  2. issued to a client that exists in this tenant now ("only a global client is accepted": we read global as
  *     "a client of this tenant", so a token of a deleted client, or of another tenant, is refused with 401);
  *  3. within the calling client's rate limit (429 with the X-RateLimit-* headers otherwise);
@@ -9,7 +10,9 @@
  * scopes may act on that user alone (see assertActsOnSelf).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, verifyAccessToken } from '../crypto/access-token.js';
+import type { JWTPayload } from 'jose';
+import { DpopResourceError, proofAtResource } from '../auth-api/dpop.js';
+import { bearerToken, boundKey, dpopToken, verifyAccessToken } from '../crypto/access-token.js';
 import { consumeRateLimit } from '../http/rate-limit/plugin.js';
 import { ProtocolError } from '../http/errors.js';
 import type { Services } from '../services.js';
@@ -48,11 +51,27 @@ export function isCurrentUserScope(scope: string): boolean {
   return scope.endsWith(':current_user') || scope.includes(':current_user_');
 }
 
-export function createManagementAuthenticator(services: Pick<Services, 'keyRing' | 'configCache' | 'rateLimitStore'>) {
+/**
+ * RFC 9449 §7: a DPoP-bound token (`cnf.jkt`) comes with the DPoP scheme and a proof of its key (with `ath`);
+ * sent as Bearer it is refused, as is an unbound token under the DPoP scheme.
+ */
+async function checkSenderConstraint(services: Services, request: FastifyRequest, token: string, payload: JWTPayload, scheme: 'Bearer' | 'DPoP'): Promise<void> {
+  const jkt = boundKey(payload);
+  if (scheme === 'Bearer') {
+    if (jkt !== undefined) throw new Unauthorized('The access token is DPoP-bound: send it with the DPoP scheme and a proof');
+    return;
+  }
+  if (typeof jkt !== 'string') throw new DpopResourceError('invalid_token', 'The access token is not DPoP-bound: send it as a Bearer token');
+  const proof = await proofAtResource(services, request, request.url, token);
+  if (proof.jkt !== jkt) throw new DpopResourceError('invalid_dpop_proof', 'The DPoP proof is not signed by the key the access token is bound to');
+}
+
+export function createManagementAuthenticator(services: Services) {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw new Unauthorized('Missing authentication', 'missing_authentication');
-    const token = bearerToken(header);
+    const bearer = bearerToken(header);
+    const token = bearer ?? dpopToken(header);
     if (!token) throw new Unauthorized('Bad HTTP authentication header format', 'invalid_token');
     const tenant = request.tenant;
     let payload;
@@ -61,6 +80,7 @@ export function createManagementAuthenticator(services: Pick<Services, 'keyRing'
     } catch {
       throw new Unauthorized();
     }
+    await checkSenderConstraint(services, request, token, payload, bearer ? 'Bearer' : 'DPoP');
     const subject = typeof payload.sub === 'string' ? payload.sub : '';
     const isUser = !subject.endsWith('@clients');
     const clientId = typeof payload.azp === 'string' ? payload.azp : isUser ? '' : subject.slice(0, -'@clients'.length);

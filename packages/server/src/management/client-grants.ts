@@ -307,3 +307,9 @@ export function registerClientGrants(api: App, services: Services): void {
     },
   });
 }
+
+/** A grant as the Management API shows it, for the organizations' list of their grants. */
+export async function presentClientGrant(services: Services, grant: ClientGrant): Promise<GrantBody> {
+  return present(grant, await isSystemGrant(services, grant));
+}
+export { GrantBody as ClientGrantBody };

@@ -9,6 +9,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT, importPKCS8 } from 'jose';
 import { generate as generateCertificate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { globalClientId } from './global-client.js';
 import { newId } from '../crypto/ids.js';
 import { listClientGrants } from '../store/client-grants.js';
 import { findClient, insertClient } from '../store/clients.js';
@@ -333,8 +334,10 @@ describe.each(dialects)('Management API clients (%s)', (dialect) => {
       expect(both).toEqual(expect.arrayContaining([spa.client_id, third.client_id]));
       expect(await ids('is_first_party=false')).toContain(third.client_id);
       expect(await ids('is_first_party=true')).not.toContain(third.client_id);
-      expect(await ids('is_global=true')).toEqual([]);
+      // Only the tenant's global client (management/global-client.test.ts) is global.
+      expect(await ids('is_global=true')).toEqual([globalClientId(server.server.prepared.bootstrap!.tenant)]);
       expect(await ids('is_global=false')).toContain(spa.client_id);
+      expect(await ids('is_global=false')).not.toContain(globalClientId(server.server.prepared.bootstrap!.tenant));
       await expectError(call('GET', '/clients?app_type=mainframe'), 400, 'invalid_query_string');
       await expectError(call('GET', '/clients?is_first_party=perhaps'), 400, 'invalid_query_string');
       await expectError(call('GET', '/clients?q=name:foo'), 400, 'invalid_query_string');

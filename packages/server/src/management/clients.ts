@@ -37,6 +37,7 @@ import {
 } from '../store/clients.js';
 import { clientSecretContext } from '../tenancy/bootstrap.js';
 import { InsufficientScope } from './authenticate.js';
+import { isGlobalClientId, presentGlobalClient } from './global-client.js';
 import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 
@@ -146,7 +147,7 @@ const PublicKeyCredential = Type.Object(
     credential_type: Type.Literal('public_key'),
     name: Type.Optional(CredentialName),
     pem: Pem,
-    alg: Type.Optional(oneOf(['RS256', 'RS384', 'PS256'])),
+    alg: Type.Optional(oneOf(['RS256', 'RS384', 'PS256', 'ES256'])),
     parse_expiry_from_cert: Type.Optional(Type.Boolean()),
     expires_at: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   },
@@ -265,7 +266,13 @@ const Fields = {
   organization_discovery_methods: orNull(Type.Array(oneOf(['email', 'organization_name']), { minItems: 1, maxItems: 2 })),
   require_pushed_authorization_requests: Type.Boolean(),
   require_proof_of_possession: Type.Boolean(),
-  signed_request_object: OpaqueObject,
+  signed_request_object: Type.Object(
+    {
+      required: Type.Optional(Type.Boolean({ description: 'Take only signed request objects (RFC 9101) at /authorize and /oauth/par' })),
+      credentials: Type.Optional(Type.Array(CredentialRef, { maxItems: 10, description: 'private_key_jwt credentials that may sign them (all when absent)' })),
+    },
+    { additionalProperties: false },
+  ),
   compliance_level: oneOfOrNull(['none', 'fapi1_adv_pkj_par', 'fapi1_adv_mtls_par', 'fapi2_sp_pkj_mtls', 'fapi2_sp_mtls_mtls']),
   skip_non_verifiable_callback_uri_confirmation_prompt: orNull(Type.Boolean()),
   token_exchange: orNull(OpaqueObject),
@@ -446,10 +453,14 @@ function parsePem(field: string, pem: string): { key: KeyObject; cert?: X509Cert
 function publicKeyCredential(input: Static<typeof PublicKeyCredential>, now: string): PrivateKeyJwtCredential {
   const field = 'client_authentication_methods.private_key_jwt';
   const { key, cert } = parsePem(field, input.pem);
-  if (key.asymmetricKeyType !== 'rsa') {
-    throw invalidBody(`${field}: the key must be an RSA key (RS256, RS384 and PS256 are RSA algorithms), not ${key.asymmetricKeyType ?? 'unknown'}`);
+  if (input.alg === 'ES256') {
+    if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') throw invalidBody(`${field}: ES256 needs an EC P-256 key`);
+  } else {
+    if (key.asymmetricKeyType !== 'rsa') {
+      throw invalidBody(`${field}: the key must be an RSA key (RS256, RS384 and PS256 are RSA algorithms; ES256 takes EC P-256), not ${key.asymmetricKeyType ?? 'unknown'}`);
+    }
+    checkRsaSize(field, key);
   }
-  checkRsaSize(field, key);
   let expiresAt = input.expires_at;
   if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) throw invalidBody(`${field}: expires_at must be an ISO 8601 date-time`);
   if (input.parse_expiry_from_cert) {
@@ -631,6 +642,13 @@ function refuseUnknownProperties(known: Record<string, unknown>, fixed: Record<s
   };
 }
 
+/** The global client is a read-only view of the tenant (management/global-client.ts). */
+function refuseGlobalClient(tenant: FastifyRequest['tenant'], clientId: string): void {
+  if (isGlobalClientId(tenant, clientId)) {
+    throw new OperationNotSupported('The global client ("All Applications") is read-only here: it has no secret and no settings of its own, and custom login page HTML is not offered');
+  }
+}
+
 function hasScope(request: FastifyRequest, ...scopes: string[]): boolean {
   return scopes.some((s) => request.principal.scopes.has(s));
 }
@@ -675,6 +693,9 @@ export function registerClients(api: App, services: Services): void {
       }
       const keys = hasScope(request, 'read:client_keys');
       const bodies = clients.map((c) => selectFields(present(c, request.tenant.name, view(c, keys)), names, query.include_fields ?? true));
+      // The global client (management/global-client.ts) first, as the reference lists it, unless a filter excludes it.
+      const globalMatches = query.is_global !== false && query.is_first_party !== false && query.app_type === undefined && (query.q ?? '') === '';
+      if (globalMatches) bodies.unshift(selectFields(presentGlobalClient(request.tenant), names, query.include_fields ?? true));
       return paginate(bodies, query, 'clients');
     },
   });
@@ -749,6 +770,7 @@ export function registerClients(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const names = parseFields(request.query.fields);
+      if (isGlobalClientId(request.tenant, request.params.id)) return selectFields(presentGlobalClient(request.tenant), names, request.query.include_fields ?? true);
       const client = await find(request.tenant.id, request.params.id);
       const body = present(client, request.tenant.name, view(client, hasScope(request, 'read:client_keys')));
       return selectFields(body, names, request.query.include_fields ?? true);
@@ -763,7 +785,7 @@ export function registerClients(api: App, services: Services): void {
       response: {
         200: ClientBody,
         ...errorResponses('management', {
-          403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential)',
+          403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential; the global client is read-only)',
           404: 'inexistent_client',
         }),
       },
@@ -776,6 +798,7 @@ export function registerClients(api: App, services: Services): void {
       const input = request.body;
       // The reference: client_secret (like signing keys) can only be updated with update:client_keys.
       if (input.client_secret !== undefined && !hasScope(request, 'update:client_keys')) throw new InsufficientScope(['update:client_keys']);
+      refuseGlobalClient(request.tenant, request.params.id);
       const existing = await find(request.tenant.id, request.params.id);
       const { created_at: _created, updated_at: _updated, ...current } = existing;
       const next: NewClient = { ...current };
@@ -837,10 +860,11 @@ export function registerClients(api: App, services: Services): void {
       params: IdParams,
       response: {
         204: noContent('Deleted, with its grants and tokens'),
-        ...errorResponses('management', { 403: 'operation_not_supported: the admin client cannot be deleted', 404: 'inexistent_client' }),
+        ...errorResponses('management', { 403: 'operation_not_supported: the admin client and the global client cannot be deleted', 404: 'inexistent_client' }),
       },
     }),
     handler: async (request, reply) => {
+      refuseGlobalClient(request.tenant, request.params.id);
       const client = await find(request.tenant.id, request.params.id);
       // The admin client holds the Management API grant that bootstrap recreates on every start, and its
       // credentials are the operator's way in: deleting it would lock the operator out of this API.
@@ -855,9 +879,10 @@ export function registerClients(api: App, services: Services): void {
     ...operation(['update:client_keys'], {
       summary: "Rotate a client's secret",
       params: IdParams,
-      response: { 200: ClientBody, ...errorResponses('management', { 404: 'inexistent_client' }) },
+      response: { 200: ClientBody, ...errorResponses('management', { 403: 'operation_not_supported: the global client has no secret', 404: 'inexistent_client' }) },
     }),
     handler: async (request) => {
+      refuseGlobalClient(request.tenant, request.params.id);
       const client = await find(request.tenant.id, request.params.id);
       const method = registeredMethod(client);
       if (method !== 'client_secret_post' && method !== 'client_secret_basic') {

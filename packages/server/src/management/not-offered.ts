@@ -8,7 +8,7 @@
  * The table below is the whole list; README "Reference features not offered" shows it to operators.
  */
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
-import { NotOffered } from '../http/errors.js';
+import { NotFound, NotOffered } from '../http/errors.js';
 import { asSent, errorResponses } from '../http/responses.js';
 import type { App } from '../services.js';
 import { operation } from './operation.js';
@@ -22,7 +22,14 @@ type EmptyShape =
   /** The Actions family's own paging: `{<key>: [], total, page, per_page}`. */
   | { paging: 'actions'; key: string }
   /** Always `{<key>: []}` (checkpoint lists, and lists without paging). */
-  | { paging: 'object'; key: string };
+  | { paging: 'object'; key: string }
+  /**
+   * A single settings object of the feature (an MFA provider's credentials): there is none, so 404 `not_offered`,
+   * as the reference answers where the feature is not available.
+   */
+  | { paging: 'none' }
+  /** `{}`: a settings object with nothing set (a prompt's partials). */
+  | { paging: 'empty-object' };
 
 export interface NotOfferedFeature {
   /** As the message says it: "Rules are not offered…". */
@@ -31,7 +38,7 @@ export interface NotOfferedFeature {
   readScope: string;
   writeScope: { create?: string; update?: string; delete?: string };
   reads: { path: string; shape: EmptyShape }[];
-  writes: { method: 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string }[];
+  writes: { method: 'POST' | 'PATCH' | 'PUT' | 'DELETE'; path: string; acceptsEmpty?: boolean }[];
 }
 
 export const NOT_OFFERED: NotOfferedFeature[] = [
@@ -124,7 +131,7 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
   },
   {
     feature: 'Log streams',
-    why: 'tenant logs pushed to a third party; this server writes its logs to standard output (JSON lines)',
+    why: 'tenant logs pushed to a third party; read them from GET /api/v2/logs by checkpoint (from, take) instead',
     readScope: 'read:log_streams',
     writeScope: { create: 'create:log_streams', update: 'update:log_streams', delete: 'delete:log_streams' },
     reads: [{ path: '/log-streams', shape: { paging: 'array' } }],
@@ -188,12 +195,84 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { method: 'DELETE', path: '/branding/phone/templates/:id' },
     ],
   },
+  {
+    feature: 'Universal Login templates and themes',
+    why: 'the hosted pages are this server’s own; their look is /api/v2/branding and their texts /api/v2/prompts',
+    readScope: 'read:branding',
+    writeScope: { create: 'update:branding', update: 'update:branding', delete: 'delete:branding' },
+    reads: [
+      { path: '/branding/templates/universal-login', shape: { paging: 'none' } },
+      { path: '/branding/themes/default', shape: { paging: 'none' } },
+    ],
+    writes: [
+      { method: 'PUT', path: '/branding/templates/universal-login' },
+      { method: 'DELETE', path: '/branding/templates/universal-login' },
+      { method: 'POST', path: '/branding/themes' },
+      { method: 'PATCH', path: '/branding/themes/:themeId' },
+      { method: 'DELETE', path: '/branding/themes/:themeId' },
+    ],
+  },
+  {
+    feature: 'Prompt partials and screen rendering',
+    why: 'custom HTML and client-side rendering inside the hosted pages; their texts are /api/v2/prompts/{prompt}/custom-text',
+    readScope: 'read:prompts',
+    writeScope: { update: 'update:prompts' },
+    reads: [
+      { path: '/prompts/:prompt/partials', shape: { paging: 'empty-object' } },
+      { path: '/prompts/rendering', shape: { paging: 'offset', key: 'configs' } },
+    ],
+    writes: [
+      { method: 'PUT', path: '/prompts/:prompt/partials' },
+      { method: 'PATCH', path: '/prompts/:prompt/screen/:screen/rendering' },
+    ],
+  },
+  {
+    feature: 'MFA (Guardian factors and policies)',
+    why: 'sign-in is by password, passwordless code or link; a second factor is not offered yet',
+    readScope: 'read:guardian_factors',
+    writeScope: { update: 'update:guardian_factors' },
+    reads: [
+      { path: '/guardian/factors', shape: { paging: 'array' } },
+      { path: '/guardian/factors/sms/providers/twilio', shape: { paging: 'none' } },
+      { path: '/guardian/factors/phone/providers/twilio', shape: { paging: 'none' } },
+      { path: '/guardian/factors/push-notification/providers/apns', shape: { paging: 'none' } },
+      { path: '/guardian/factors/push-notification/providers/sns', shape: { paging: 'none' } },
+      { path: '/guardian/factors/sms/templates', shape: { paging: 'none' } },
+      { path: '/guardian/factors/phone/templates', shape: { paging: 'none' } },
+      { path: '/guardian/factors/phone/message-types', shape: { paging: 'none' } },
+      { path: '/guardian/factors/phone/selected-provider', shape: { paging: 'none' } },
+    ],
+    writes: [
+      { method: 'PUT', path: '/guardian/factors/:name' },
+      { method: 'PUT', path: '/guardian/factors/sms/providers/twilio' },
+      { method: 'PUT', path: '/guardian/factors/phone/providers/twilio' },
+      { method: 'PUT', path: '/guardian/factors/push-notification/providers/apns' },
+      { method: 'PUT', path: '/guardian/factors/push-notification/providers/sns' },
+      { method: 'PUT', path: '/guardian/factors/sms/templates' },
+      { method: 'PUT', path: '/guardian/factors/phone/templates' },
+      { method: 'PUT', path: '/guardian/factors/phone/message-types' },
+      { method: 'PUT', path: '/guardian/factors/phone/selected-provider' },
+    ],
+  },
+  {
+    feature: 'MFA policies',
+    why: 'a second factor is not offered yet, so no policy can require one',
+    readScope: 'read:mfa_policies',
+    writeScope: { update: 'update:mfa_policies' },
+    reads: [{ path: '/guardian/policies', shape: { paging: 'array' } }],
+    // Setting "no policy" states what is already true, so it is answered as done; any policy is a 501.
+    writes: [{ method: 'PUT', path: '/guardian/policies', acceptsEmpty: true }],
+  },
 ];
 
 const EmptyList = Type.Array(Type.Never(), { maxItems: 0 });
 
 function emptyShapeSchema(shape: EmptyShape): TSchema {
   switch (shape.paging) {
+    case 'none':
+      return Type.Never();
+    case 'empty-object':
+      return Type.Object({}, { additionalProperties: false });
     case 'array':
       return EmptyList;
     case 'object':
@@ -220,10 +299,14 @@ interface ListQuery {
   take?: number;
 }
 
-function emptyShape(shape: EmptyShape, query: ListQuery): unknown {
+function emptyShape(shape: EmptyShape, query: ListQuery, feature: string, message: string): unknown {
   const perPage = query.per_page ?? 50;
   const page = query.page ?? 0;
   switch (shape.paging) {
+    case 'empty-object':
+      return {};
+    case 'none':
+      throw new NotFound(`There is none: ${feature} ${message}`, 'not_offered');
     case 'array':
       return [];
     case 'object':
@@ -257,14 +340,17 @@ export function registerNotOffered(api: App): void {
   for (const entry of NOT_OFFERED) {
     const message = `are not offered by this server (${entry.why}).`;
     for (const read of entry.reads) {
+      const absent = read.shape.paging === 'none';
       api.get(read.path, {
         ...operation([entry.readScope], {
-          summary: `${entry.feature}: not offered, always empty`,
+          summary: absent ? `${entry.feature}: not offered, never found` : `${entry.feature}: not offered, always empty`,
           tags: ['management', 'not offered'],
           querystring: ListQuery,
-          response: { 200: Type.Unsafe<unknown>(asSent(emptyShapeSchema(read.shape))) },
+          response: absent
+            ? errorResponses('management', { 404: `not_offered: ${entry.feature} ${message}` })
+            : { 200: Type.Unsafe<unknown>(asSent(emptyShapeSchema(read.shape))) },
         }),
-        handler: async (request, reply) => reply.send(emptyShape(read.shape, request.query as ListQuery)),
+        handler: async (request, reply) => reply.send(emptyShape(read.shape, request.query as ListQuery, entry.feature, message)),
       });
     }
     for (const write of entry.writes) {
@@ -275,9 +361,13 @@ export function registerNotOffered(api: App): void {
         ...operation([scope], {
           summary: `${entry.feature}: not offered (always 501)`,
           tags: ['management', 'not offered'],
-          response: errorResponses('management', { 501: `not_offered: ${entry.feature} ${message}` }),
+          response: {
+            ...(write.acceptsEmpty && { 200: Type.Unsafe<unknown>(asSent(EmptyList)) }),
+            ...errorResponses('management', { 501: `not_offered: ${entry.feature} ${message}` }),
+          },
         }),
-        handler: async () => {
+        handler: async (request, reply) => {
+          if (write.acceptsEmpty && Array.isArray(request.body) && request.body.length === 0) return reply.send([]);
           throw new NotOffered(entry.feature, message);
         },
       });

@@ -205,6 +205,11 @@ describe.each(dialects)('Management API roles (%s)', (dialect) => {
       await expectError(call('GET', '/roles?page=-1'), 400, 'invalid_query_string');
       await expectError(call('GET', '/roles?sort=name:1'), 400, 'invalid_query_string');
       await expectError(call('GET', '/roles?page=20&per_page=50'), 400, 'invalid_query_string');
+      // type=tenant (auth0-deploy-cli sends it) selects every role; other types are refused.
+      const all = (await call('GET', '/roles?per_page=100')).body as unknown as { id: string }[];
+      const tenantRoles = (await call('GET', '/roles?per_page=100&page=0&include_totals=true&type=tenant')).body as unknown as { roles: { id: string }[] };
+      expect(tenantRoles.roles.map((r) => r.id)).toEqual(all.map((r) => r.id));
+      await expectError(call('GET', '/roles?type=organization'), 400, 'invalid_query_string');
     });
 
     it('answers 404 for unknown, malformed and other-tenant role ids on every role route, never 500', async () => {

@@ -270,7 +270,15 @@ export function registerRoles(api: App, services: Services): void {
   api.get('/roles', {
     ...operation(['read:roles'], {
       summary: 'List roles',
-      querystring: Type.Object({ ...offsetPagingFields, name_filter: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      querystring: Type.Object(
+        {
+          ...offsetPagingFields,
+          name_filter: Type.Optional(Type.String({ maxLength: 200 })),
+          // auth0-deploy-cli asks for the tenant's roles this way; every role here is a tenant role.
+          type: Type.Optional(Type.Literal('tenant', { description: 'Only tenant roles: every role here is one' })),
+        },
+        { additionalProperties: false },
+      ),
       response: { 200: pagedList(RoleBody, 'roles') },
     }),
     handler: async (request) => {

@@ -54,7 +54,22 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       session_lifetime: 168,
       idle_session_lifetime: 72,
       allow_insecure_webhooks: true,
+      enabled_locales: ['en'],
+      log_retention_days: 30,
+      require_pushed_authorization_requests: false,
     });
+  });
+
+  it('takes the session lifetimes in minutes (auth0-deploy-cli), refuses both units at once, locales it has no texts for, and flags', async () => {
+    const res = await call('PATCH', { session_lifetime_in_minutes: 90, idle_session_lifetime_in_minutes: 60 });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ session_lifetime: 1.5, idle_session_lifetime: 1 });
+    expect((await call('PATCH', { session_lifetime: 2, session_lifetime_in_minutes: 120 })).body).toMatchObject({ statusCode: 400, message: expect.stringContaining('send one') });
+    expect((await call('PATCH', { idle_session_lifetime_in_minutes: 30 })).status).toBe(400);
+    expect((await call('PATCH', { enabled_locales: ['de'] })).status).toBe(400);
+    expect((await call('PATCH', { flags: { enable_sso: true } })).status).toBe(400);
+    expect((await call('PATCH', { support_email: 'not an address' })).status).toBe(400);
+    await call('PATCH', { session_lifetime: 168, idle_session_lifetime: 72 });
   });
 
   it('updates every field, stores them under the tenant, and the next request sees them', async () => {
@@ -68,6 +83,11 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
       default_directory: 'Username-Password-Authentication',
       universal_login: { colors: { primary: '#0059d6' } },
       allow_insecure_webhooks: false,
+      support_email: 'help@acme.example',
+      support_url: 'https://acme.example/help',
+      enabled_locales: ['fr', 'en'],
+      log_retention_days: 14,
+      require_pushed_authorization_requests: true,
     };
     const res = await call('PATCH', patch);
     expect(res.status, res.text).toBe(200);
@@ -85,6 +105,8 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
         default_audience: 'https://api.example.com/',
         default_directory: 'Username-Password-Authentication',
         allow_insecure_webhooks: false,
+        log_retention_days: 14,
+        require_pushed_authorization_requests: true,
       },
     });
     // The cached tenant was dropped: an event stream to http://localhost is refused right away.

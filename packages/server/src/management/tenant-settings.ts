@@ -7,7 +7,13 @@
  *    session uses (168 and 72) when never set;
  *  - an empty string clears `picture_url`, `default_audience` and `default_directory`;
  *  - `default_directory` must name an existing database (`auth0`) connection;
- *  - `allow_insecure_webhooks` lets event streams use http and loopback or private addresses (development).
+ *  - `allow_insecure_webhooks` lets event streams use http and loopback or private addresses (development);
+ *  - `session_lifetime_in_minutes` and `idle_session_lifetime_in_minutes` (what auth0-deploy-cli sends) set the
+ *    same lifetimes in minutes (60 to 525600), stored as hours; they cannot be combined with the hour fields;
+ *  - `enabled_locales` may name only languages the hosted pages ship texts for (login/texts.ts), the first being
+ *    the default; `support_email` and `support_url` are kept for people to contact (an empty string clears);
+ *  - no `flags` are offered: a tenant flag would be a behaviour switch this server does not have.
+ *  - `log_retention_days` (1 to 3650, default 30) is how long tenant logs are kept (logs/writer.ts prunes).
  * A write drops this process's cached tenant, so the next request sees it; other nodes within 5 s.
  */
 import { Type, type Static } from '@fastify/type-provider-typebox';
@@ -16,7 +22,9 @@ import { InvalidInput, NotFound } from '../http/errors.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName } from '../store/connections.js';
 import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { logRetentionDays } from '../logs/writer.js';
 import { operation } from './operation.js';
+import { enabledLanguages, SHIPPED_LANGUAGES } from '../login/texts.js';
 
 /** What login/session.ts uses when a lifetime was never set. */
 const DEFAULT_SESSION_LIFETIME_HOURS = 168;
@@ -25,6 +33,7 @@ const DEFAULT_IDLE_SESSION_LIFETIME_HOURS = 72;
 const NO_NUL = '^[^\\u0000]*$';
 const Url = Type.String({ maxLength: 2000, pattern: '^(https?://[^\\u0000\\s]+)?$' });
 const Hours = Type.Number({ minimum: 1, maximum: 8760 });
+const Minutes = Type.Number({ minimum: 60, maximum: 525600 });
 const Color = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$' });
 
 const SettingsView = Type.Object({
@@ -37,6 +46,11 @@ const SettingsView = Type.Object({
   default_directory: Type.Optional(Type.String()),
   universal_login: Type.Optional(Type.Object({ colors: Type.Object({ primary: Type.Optional(Type.String()) }) })),
   allow_insecure_webhooks: Type.Boolean(),
+  support_email: Type.Optional(Type.String()),
+  support_url: Type.Optional(Type.String()),
+  enabled_locales: Type.Array(Type.String()),
+  log_retention_days: Type.Integer({ description: 'Days tenant logs are kept' }),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'Every application must send its authorization requests through /oauth/par (RFC 9126)' }),
 });
 type SettingsView = Static<typeof SettingsView>;
 
@@ -56,6 +70,15 @@ const SettingsPatch = Type.Object(
       ),
     ),
     allow_insecure_webhooks: Type.Optional(Type.Boolean()),
+    session_lifetime_in_minutes: Type.Optional(Minutes),
+    idle_session_lifetime_in_minutes: Type.Optional(Minutes),
+    support_email: Type.Optional(Type.String({ maxLength: 320, pattern: '^([^\\s@\\u0000]+@[^\\s@\\u0000]+)?$' })),
+    support_url: Type.Optional(Url),
+    enabled_locales: Type.Optional(
+      Type.Array(Type.Union(SHIPPED_LANGUAGES.map((l) => Type.Literal(l))), { minItems: 1, uniqueItems: true, description: `Languages with shipped texts: ${SHIPPED_LANGUAGES.join(', ')}` }),
+    ),
+    log_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
+    require_pushed_authorization_requests: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -73,6 +96,11 @@ function present(tenant: Tenant): SettingsView {
     ...(s.default_directory && { default_directory: s.default_directory }),
     ...(s.branding?.primary_color && { universal_login: { colors: { primary: s.branding.primary_color } } }),
     allow_insecure_webhooks: s.allow_insecure_webhooks === true,
+    ...(s.support_email && { support_email: s.support_email }),
+    ...(s.support_url && { support_url: s.support_url }),
+    enabled_locales: enabledLanguages(tenant),
+    log_retention_days: logRetentionDays(s),
+    require_pushed_authorization_requests: s.require_pushed_authorization_requests === true,
   };
 }
 
@@ -94,9 +122,16 @@ function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSetti
     ...(patch.allowed_logout_urls !== undefined && { allowed_logout_urls: patch.allowed_logout_urls }),
     ...(patch.session_lifetime !== undefined && { session_lifetime: patch.session_lifetime }),
     ...(patch.idle_session_lifetime !== undefined && { idle_session_lifetime: patch.idle_session_lifetime }),
+    ...(patch.session_lifetime_in_minutes !== undefined && { session_lifetime: patch.session_lifetime_in_minutes / 60 }),
+    ...(patch.idle_session_lifetime_in_minutes !== undefined && { idle_session_lifetime: patch.idle_session_lifetime_in_minutes / 60 }),
+    support_email: orUnset(patch.support_email, settings.support_email),
+    support_url: orUnset(patch.support_url, settings.support_url),
+    ...(patch.enabled_locales !== undefined && { enabled_locales: patch.enabled_locales }),
     default_audience: orUnset(patch.default_audience, settings.default_audience),
     default_directory: orUnset(patch.default_directory, settings.default_directory),
     ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
+    ...(patch.log_retention_days !== undefined && { log_retention_days: patch.log_retention_days }),
+    ...(patch.require_pushed_authorization_requests !== undefined && { require_pushed_authorization_requests: patch.require_pushed_authorization_requests }),
   };
   // Unset values are dropped rather than stored as undefined/null.
   return JSON.parse(JSON.stringify(next)) as TenantSettings;
@@ -122,6 +157,12 @@ export function registerTenantSettings(api: App, services: Services): void {
     handler: async (request) => {
       const tenant = await current(request.tenant.id);
       const patch = request.body;
+      if (patch.session_lifetime !== undefined && patch.session_lifetime_in_minutes !== undefined) {
+        throw new InvalidInput('body', 'session_lifetime and session_lifetime_in_minutes set the same lifetime: send one');
+      }
+      if (patch.idle_session_lifetime !== undefined && patch.idle_session_lifetime_in_minutes !== undefined) {
+        throw new InvalidInput('body', 'idle_session_lifetime and idle_session_lifetime_in_minutes set the same lifetime: send one');
+      }
       if (patch.default_directory) {
         const connection = await findConnectionByName(db, tenant.id, patch.default_directory);
         if (!connection || connection.strategy !== 'auth0') {

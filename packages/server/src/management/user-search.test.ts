@@ -69,4 +69,54 @@ describe.each(dialects)('user search (%s)', (dialect) => {
     expect(await search(Array.from({ length: SEARCH_LIMITS.terms }, () => 'engines').join(' '))).toEqual([ids.ada, ids.alan]);
     expect(await search(Array.from({ length: SEARCH_LIMITS.wildcards }, () => 'name:a*').join(' '))).toEqual([ids.ada, ids.alan]);
   });
+
+  it('finds users by metadata fields, exact or by prefix, any case (#18.5)', async () => {
+    expect(await search('user_metadata.plan:"gold"')).toEqual([ids.ada, ids.alan]);
+    expect(await search('user_metadata.plan:GOLD AND app_metadata.tier:enterprise')).toEqual([ids.ada]);
+    expect(await search('app_metadata.tier:ent*')).toEqual([ids.ada]);
+    expect(await search('app_metadata.flags.beta:true')).toEqual([ids.ada]);
+    expect(await search('user_metadata.seats:3')).toEqual([ids.ada]);
+    expect(await search('user_metadata.plan:bronze')).toEqual([]);
+    expect(await search('user_metadata.nothing:gold')).toEqual([]);
+    // A PATCH rewrites what a search finds.
+    expect((await call('PATCH', `/users/${encodeURIComponent(ids.grace!)}`, { user_metadata: { plan: 'gold' } })).status).toBe(200);
+    expect(await search('user_metadata.plan:gold')).toEqual([ids.ada, ids.grace, ids.alan]);
+    expect((await call('PATCH', `/users/${encodeURIComponent(ids.grace!)}`, { user_metadata: { plan: 'silver' } })).status).toBe(200);
+    expect(await search('user_metadata.plan:gold')).toEqual([ids.ada, ids.alan]);
+  });
+
+  it('finds by names, word starts, emails and domains, with totals and sorts', async () => {
+    expect(await search('name:ada*')).toEqual([ids.ada]);
+    expect(await search('name:"grace hopper"')).toEqual([ids.grace]);
+    expect(await search('love')).toEqual([ids.ada]); // the start of a word of the name
+    expect(await search('engines.test')).toEqual([ids.ada, ids.alan]); // the email's domain
+    expect(await search('email.domain:engines.test', '&sort=email:-1')).toEqual([ids.alan, ids.ada]);
+    expect(await search('email.domain:engines.test', '&sort=email:1')).toEqual([ids.ada, ids.alan]);
+    expect(await search('email:"GRACE@compilers.test"')).toEqual([ids.grace]);
+    expect(await search('email:a* AND name:alan*')).toEqual([ids.alan]);
+    expect(await search('email:"ada@engines.test" AND email:"alan@engines.test"')).toEqual([]);
+    const totals = (await (await call('GET', `/users?include_totals=true&per_page=1&q=${encodeURIComponent('engines')}`)).json()) as Json;
+    expect(totals).toMatchObject({ start: 0, limit: 1, length: 1, total: 2 });
+    const all = (await (await call('GET', '/users?include_totals=true&per_page=1')).json()) as Json;
+    expect(all).toMatchObject({ length: 1, total: 3 });
+  });
+
+  it('keeps the totals right through deletes and links (counted by triggers)', async () => {
+    const total = async (extra = '') => ((await (await call('GET', `/users?include_totals=true&per_page=1${extra}`)).json()) as { total: number }).total;
+    const res = await call('POST', '/users', { connection: 'Username-Password-Authentication', email: 'temp@count.test', password: 'Corr3ct-Horse!' });
+    const temp = ((await res.json()) as { user_id: string }).user_id;
+    expect(await total()).toBe(4);
+    expect(await total('&connection=Username-Password-Authentication')).toBe(4);
+    expect(await total('&connection=nope')).toBe(0);
+    const [provider, id] = temp.split('|') as [string, string];
+    expect((await call('POST', `/users/${encodeURIComponent(ids.ada!)}/identities`, { provider, user_id: id })).status).toBe(201);
+    expect(await total()).toBe(3);
+    expect(await search('email:temp@count.test')).toEqual([]);
+    expect((await call('DELETE', `/users/${encodeURIComponent(ids.ada!)}/identities/${provider}/${id}`)).status).toBe(200);
+    expect(await total()).toBe(4);
+    expect(await search('email:temp@count.test')).toEqual([temp]);
+    expect((await call('DELETE', `/users/${encodeURIComponent(temp)}`)).status).toBe(204);
+    expect(await total()).toBe(3);
+    expect(await search('temp')).toEqual([]);
+  });
 });

@@ -1,11 +1,14 @@
 /**
- * `q` on GET /api/v2/users: the subset of the reference's Lucene-like syntax that SDK users send, read into SQL
- * criteria (what the store can narrow by) and exact matchers (what it cannot).
+ * `q` on GET /api/v2/users: the subset of the reference's Lucene-like syntax that SDK users send, compiled into
+ * criteria the store answers from indexes (store/users.ts listUsers, store/user-search-terms.ts). Values match
+ * case-insensitively, whole or by prefix (`value*`); a bare term matches the start of a word of the email,
+ * name, nickname or username. Metadata fields (`user_metadata.plan:"gold"`, `app_metadata.tier:pro*`) match a
+ * scalar value at that path (arrays: any element).
  */
 import { normalizeEmail } from '../connections/email-address.js';
 import { InvalidInput } from '../http/errors.js';
-import type { User, UserCriteria } from '../store/users.js';
-import { displayName, displayNickname } from './user-view.js';
+import { ANY_FIELD } from '../store/user-search-terms.js';
+import type { UserCriteria } from '../store/users.js';
 
 const SEARCH_FIELDS = [
   'email',
@@ -21,15 +24,16 @@ const SEARCH_FIELDS = [
   'blocked',
   'identities.connection',
   'connection',
+  'user_metadata.<field>',
+  'app_metadata.<field>',
 ] as const;
-type SearchField = (typeof SEARCH_FIELDS)[number];
-
-type Matcher = (user: User) => boolean;
+type SearchField = Exclude<(typeof SEARCH_FIELDS)[number], `${string}<field>`>;
+/** Fields whose values are among a user's search terms under the field's own name. */
+const TERM_FIELDS = new Set<string>(['name', 'nickname', 'given_name', 'family_name', 'username', 'phone_number']);
+const METADATA_FIELD = /^(user_metadata|app_metadata)\.[A-Za-z0-9_][A-Za-z0-9_.]*$/;
 
 interface Search {
   criteria: UserCriteria;
-  /** Exact checks the SQL criteria cannot make; when there are any, the list is filtered here before paging. */
-  matchers: Matcher[];
   /** Names of connections the user's primary identity must be in. */
   connectionNames: string[];
 }
@@ -52,106 +56,77 @@ function unescape(quoted: string): string {
   return quoted.replace(/\\(.)/g, '$1');
 }
 
-/** Case-insensitive equality, or a prefix match when the value ends with `*`. */
-function textMatcher(read: (user: User) => string | null | undefined, value: string): Matcher {
-  const wanted = value.toLowerCase();
-  if (wanted.endsWith('*')) {
-    const prefix = wanted.slice(0, -1);
-    return (user) => (read(user) ?? null)?.toLowerCase().startsWith(prefix) ?? false;
-  }
-  return (user) => (read(user) ?? null)?.toLowerCase() === wanted;
-}
-
-function flagMatcher(read: (user: User) => boolean, value: string): Matcher {
+function flag(value: string): boolean {
   if (value !== 'true' && value !== 'false') throw badQuery('email_verified and blocked take true or false');
-  return (user) => read(user) === (value === 'true');
+  return value === 'true';
 }
 
-function addField(search: Search, field: SearchField, value: string): void {
+/** Sets an exact criterion; a second, different value of the same field matches nothing. */
+function exactly<K extends 'email' | 'userId' | 'emailVerified' | 'blocked'>(criteria: UserCriteria, key: K, value: NonNullable<UserCriteria[K]>): void {
+  if (criteria[key] === undefined) criteria[key] = value;
+  else if (criteria[key] !== value) criteria.nothing = true;
+}
+
+function addTerm(criteria: UserCriteria, field: string, value: string, prefix: boolean): void {
+  criteria.terms = [...(criteria.terms ?? []), { field, value, prefix }];
+}
+
+function addField(search: Search, field: string, value: string): void {
   const wildcard = value.endsWith('*');
   const literal = wildcard ? value.slice(0, -1) : value;
   if (literal.includes('*')) throw badQuery('a wildcard (*) may only end a value');
-  const prefilter = () => {
-    if (literal) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), literal];
-  };
-  switch (field) {
+  const { criteria } = search;
+  if (METADATA_FIELD.test(field) || TERM_FIELDS.has(field)) {
+    addTerm(criteria, field, literal, wildcard);
+    return;
+  }
+  switch (field as SearchField) {
     case 'email': {
       // Addresses are stored normalised, so the value is too: a full-width or upper-case spelling finds the user.
       const address = normalizeEmail(literal);
-      if (wildcard) {
-        if (address) search.criteria.containsAll = [...(search.criteria.containsAll ?? []), address];
-        search.matchers.push(textMatcher((u) => u.email, `${address}*`));
-      } else if (search.criteria.email === undefined || search.criteria.email === address) {
-        search.criteria.email = address;
-      } else {
-        search.matchers.push(() => false);
-      }
+      if (wildcard) addTerm(criteria, 'email', address, true);
+      else exactly(criteria, 'email', address);
       return;
     }
     case 'email.domain':
       if (wildcard) throw badQuery('email.domain takes a whole domain');
-      search.criteria.emailDomain = normalizeEmail(literal);
+      addTerm(criteria, 'email.domain', normalizeEmail(literal), false);
       return;
     case 'user_id':
-      if (wildcard) {
-        prefilter();
-        search.matchers.push((u) => u.user_id.startsWith(literal));
-      } else if (search.criteria.userId === undefined || search.criteria.userId === literal) {
-        search.criteria.userId = literal;
-      } else {
-        search.matchers.push(() => false);
-      }
-      return;
-    case 'name':
-      prefilter();
-      search.matchers.push(textMatcher(displayName, value));
-      return;
-    case 'nickname':
-      prefilter();
-      search.matchers.push(textMatcher(displayNickname, value));
-      return;
-    case 'given_name':
-    case 'family_name':
-      prefilter();
-      search.matchers.push(textMatcher((u) => u.profile[field], value));
-      return;
-    case 'username':
-    case 'phone_number':
-      prefilter();
-      search.matchers.push(textMatcher((u) => u[field], value));
+      if (!wildcard) exactly(criteria, 'userId', literal);
+      else if (criteria.userIdPrefix === undefined || literal.startsWith(criteria.userIdPrefix)) criteria.userIdPrefix = literal;
+      else if (!criteria.userIdPrefix.startsWith(literal)) criteria.nothing = true;
       return;
     case 'email_verified':
-      search.matchers.push(flagMatcher((u) => u.email_verified, value));
+      exactly(criteria, 'emailVerified', flag(value));
       return;
     case 'blocked':
-      search.matchers.push(flagMatcher((u) => u.blocked, value));
+      exactly(criteria, 'blocked', flag(value));
       return;
     case 'identities.connection':
     case 'connection':
       if (wildcard) throw badQuery(`${field} takes a whole connection name`);
       search.connectionNames.push(literal);
       return;
+    default:
+      throw badQuery(`searching by ${field} is not supported; fields: ${SEARCH_FIELDS.join(', ')}`);
   }
 }
 
-/** A bare term: a case-insensitive substring of the email, name, nickname or username. */
-function addTerm(search: Search, term: string): void {
+/** A bare term: the start of a word of the email, name, nickname or username. */
+function addBareTerm(search: Search, term: string): void {
   const text = term.replace(/\*+$/, '');
   if (text.includes('*')) throw badQuery('a wildcard (*) may only end a term');
-  if (!text) return;
-  const wanted = text.toLowerCase();
-  search.criteria.containsAll = [...(search.criteria.containsAll ?? []), text];
-  search.matchers.push((u) =>
-    [u.email, displayName(u), displayNickname(u), u.username].some((value) => value?.toLowerCase().includes(wanted)),
-  );
+  if (text) addTerm(search.criteria, ANY_FIELD, text, true);
 }
 
 /**
  * Parses the subset of the Lucene-like syntax that SDK users send: `field:value`, `field:"quoted value"`,
- * bare terms, joined by spaces or AND (all must match); a value may end with `*` for a prefix match.
+ * bare terms, joined by spaces or AND (all must match); a value may end with `*` for a prefix match. Within
+ * SEARCH_LIMITS, or a 400.
  */
 export function parseUserSearch(q: string | undefined): Search {
-  const search: Search = { criteria: {}, matchers: [], connectionNames: [] };
+  const search: Search = { criteria: {}, connectionNames: [] };
   if (q === undefined) return search;
   TOKEN.lastIndex = 0;
   let position = 0;
@@ -177,13 +152,10 @@ export function parseUserSearch(q: string | undefined): Search {
       throw badQuery(`the query is too complex: at most ${SEARCH_LIMITS.wildcards} terms with a wildcard (*)`);
     }
     if (field !== undefined) {
-      if (!(SEARCH_FIELDS as readonly string[]).includes(field)) {
-        throw badQuery(`searching by ${field} is not supported; fields: ${SEARCH_FIELDS.join(', ')}`);
-      }
-      addField(search, field as SearchField, quotedValue !== undefined ? unescape(quotedValue) : plainValue!);
+      addField(search, field, quotedValue !== undefined ? unescape(quotedValue) : plainValue!);
       continue;
     }
-    addTerm(search, quotedTerm !== undefined ? unescape(quotedTerm) : plainTerm!);
+    addBareTerm(search, quotedTerm !== undefined ? unescape(quotedTerm) : plainTerm!);
   }
   return search;
 }

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import type { Services } from '../services.js';
 import { listConnections, type Connection } from '../store/connections.js';
+import { displayName, displayNickname } from '../store/user-names.js';
 import { listLinkedIdentities, type User } from '../store/users.js';
 
 export const Identity = Type.Object(
@@ -35,14 +36,6 @@ function iso(ms: number | null): string | undefined {
 function defaultPicture(user: User): string {
   const seed = (user.email ?? user.user_id).trim().toLowerCase();
   return `https://www.gravatar.com/avatar/${createHash('md5').update(seed).digest('hex')}?s=480&r=pg&d=identicon`;
-}
-
-export function displayName(user: User): string {
-  return user.profile.name ?? user.email ?? user.phone_number ?? user.username ?? user.user_id;
-}
-
-export function displayNickname(user: User): string {
-  return user.profile.nickname ?? (user.email ? user.email.split('@')[0]! : (user.username ?? user.phone_number ?? ''));
 }
 
 /** Fields the identity itself holds, shown on a linked secondary identity. */

@@ -56,6 +56,8 @@ import {
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { operation } from './operation.js';
+import { logRow, requestOrigin } from '../logs/log-event.js';
+import { writeLogEvents } from '../logs/writer.js';
 import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
 import {
   assertPasswordAccepted,
@@ -73,7 +75,7 @@ import { contextFor, Identity, presentIdentities, presentMany, presentOne, PROVI
 // ---- schemas ----
 
 /** `<provider>|<id>`; the provider part is what this server writes (auth0, email, sms) or any plain name. */
-const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
+export const USER_ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}\\|\\S{1,255}$';
 const UserId = Type.String({ minLength: 3, maxLength: 321, pattern: USER_ID_PATTERN });
 const UserIdParams = Type.Object({ id: UserId });
 const PHONE = '^\\+[0-9]{1,15}$';
@@ -353,15 +355,11 @@ export function registerUsers(api: App, services: Services): void {
         const ids = [...context.connections.values()].filter((c) => connectionNames.every((n) => n === c.name)).map((c) => c.id);
         search.criteria.connectionIds = ids;
       }
-      let users: User[];
-      let total: number;
-      if (search.matchers.length === 0) {
-        ({ users, total } = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit: window.limit }));
-      } else {
-        const all = (await listUsers(db, tenantId, search.criteria)).users.filter((u) => search.matchers.every((m) => m(u)));
-        total = all.length;
-        users = all.slice(window.offset, window.offset + window.limit);
-      }
+      // Totals only when asked for; a checkpoint page reads one user past the page to know whether there is a next.
+      const limit = window.checkpoint ? window.limit + 1 : window.limit;
+      const found = await listUsers(db, tenantId, search.criteria, { offset: window.offset, limit }, { total: !window.checkpoint && paging.include_totals === true });
+      const users = found.users.slice(0, window.limit);
+      const total = window.checkpoint ? window.offset + found.users.length : found.total;
       const views = (await presentMany(services, tenantId, users, context)).map((v) => selectFields(v, fields, include_fields));
       return pageBody(window, paging, views, total, 'users');
     },
@@ -540,6 +538,9 @@ export function registerUsers(api: App, services: Services): void {
         await deleteUser(db, tenantId, user.user_id, async (trx) => {
           const object = await deletedUserEventObject(trx, user);
           await emitEvent(trx, { tenantId, type: 'user.deleted', object, context: eventContextFrom(request) });
+          // `du` commits with the deletion (tenant logs, logs/writer.ts).
+          const by = { client_id: request.principal.clientId };
+          await writeLogEvents(trx, [logRow(tenantId, { type: 'du', user_id: user.user_id, user_name: user.email ?? user.username ?? undefined, client: by }, requestOrigin(request))]);
         });
       }
       return reply.code(204).send();

@@ -115,8 +115,9 @@ export class AttackProtection {
   }
 
   /** Drops this process's copy of a tenant's settings, after the Management API changed them. */
-  forget(tenantId: string): void {
-    this.#tenants.delete(tenantId);
+  forget(tenantId?: string): void {
+    if (tenantId === undefined) this.#tenants.clear();
+    else this.#tenants.delete(tenantId);
   }
 
   /**

@@ -12,7 +12,8 @@ export interface PrivateKeyJwtCredential {
   name?: string;
   /** SPKI public key or X.509 certificate, PEM. */
   pem: string;
-  alg?: 'RS256' | 'RS384' | 'PS256';
+  /** ES256 (an EC P-256 key) is ours, for FAPI 2.0; the reference has the three RSA algorithms. */
+  alg?: 'RS256' | 'RS384' | 'PS256' | 'ES256';
   created_at?: string;
   /** ISO 8601; after it the key should no longer be accepted. */
   expires_at?: string;
@@ -76,7 +77,6 @@ export const OPAQUE_CLIENT_FIELDS = [
   'mobile',
   'native_social_login',
   'default_organization',
-  'signed_request_object',
   'token_exchange',
   'token_quota',
   'express_configuration',
@@ -96,7 +96,15 @@ export const OPAQUE_CLIENT_FIELDS = [
 export type OpaqueClientField = (typeof OPAQUE_CLIENT_FIELDS)[number];
 
 /** Fields kept in the JSON `properties` column. */
+/** `signed_request_object` (B.7; RFC 9101): whether /authorize and /oauth/par take only signed request objects, and which keys sign them. */
+export interface SignedRequestObjectSettings {
+  required?: boolean;
+  /** Ids of private_key_jwt credentials that may sign request objects; all of them when absent. */
+  credentials?: { id: string }[];
+}
+
 export interface ClientProperties extends Partial<Record<OpaqueClientField, unknown>> {
+  signed_request_object?: SignedRequestObjectSettings;
   client_authentication_methods?: ClientAuthenticationMethods;
   description?: string;
   logo_uri?: string;

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type LogEvent } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -26,6 +26,13 @@ export interface Store {
 }
 
 const PG_INT8 = 20;
+
+/** Sees every query the store runs, as sent (tests check their plans: store/query-plans.test.ts). */
+export type QueryObserver = (query: { sql: string; parameters: readonly unknown[] }) => void;
+
+function observing(onQuery: QueryObserver | undefined): { log?: (event: LogEvent) => void } {
+  return onQuery ? { log: (event) => onQuery(event.query) } : {};
+}
 
 /** Distinct SQL texts kept prepared; the queries of a running server are far fewer. */
 const STATEMENT_CACHE_SIZE = 500;
@@ -57,15 +64,24 @@ function withStatementCache(database: SQLite.Database): { prepare: SQLite.Databa
   };
 }
 
-function openSqlite(file: string): Store {
+export interface StoreOptions {
+  /** SQLite only: `normal` (the default) or `full` (see Config.sqliteSynchronous). */
+  sqliteSynchronous?: 'normal' | 'full';
+  /** Sees every query the store runs (query-plan tests). */
+  onQuery?: QueryObserver;
+}
+
+function openSqlite(file: string, options: StoreOptions): Store {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const database = new SQLite(file);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   // Several processes (GATEHOUSE_WORKERS, the CLI) may write the same file: wait for a lock instead of failing.
   database.pragma('busy_timeout = 5000');
-  database.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  // WAL with NORMAL: a commit is durable once the OS has it (a killed process loses nothing; a power loss may
+  // lose the last commits, never corrupt the file). FULL syncs the WAL on every commit: durable against power loss.
+  database.pragma(`synchronous = ${options.sqliteSynchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...observing(options.onQuery) });
   return {
     db,
     dialect: 'sqlite',
@@ -82,14 +98,14 @@ function quoteIdentifier(name: string): string {
 }
 
 /** Splits our `?schema=` parameter off a PostgreSQL URL; pg itself does not know it. */
-function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | undefined } {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
   return { connectionString: parsed.toString(), schema };
 }
 
-function openPostgres(connectionString: string, schema: string | undefined): Store {
+function openPostgres(connectionString: string, schema: string | undefined, onQuery?: QueryObserver): Store {
   const pool = new pg.Pool({
     connectionString,
     max: 10,
@@ -109,6 +125,7 @@ function openPostgres(connectionString: string, schema: string | undefined): Sto
           }
         : undefined,
     }),
+    ...observing(onQuery),
   });
   return {
     db,
@@ -122,8 +139,8 @@ function openPostgres(connectionString: string, schema: string | undefined): Sto
 }
 
 /** Opens the store; does not migrate (see migrateToLatest). */
-export async function openStore(databaseUrl: string): Promise<Store> {
-  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length));
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
+  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length), options);
   const { connectionString, schema } = parsePostgresUrl(databaseUrl);
   if (schema) {
     // Without the schema, the search_path set on each connection points at nothing; create it first.
@@ -135,7 +152,7 @@ export async function openStore(databaseUrl: string): Promise<Store> {
       await admin.end();
     }
   }
-  return openPostgres(connectionString, schema);
+  return openPostgres(connectionString, schema, options.onQuery);
 }
 
 export interface MigrationReport {

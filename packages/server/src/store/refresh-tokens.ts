@@ -25,6 +25,8 @@ export interface RefreshToken {
   revoked_at: number | null;
   expires_at: number | null;
   idle_expires_at: number | null;
+  /** RFC 9449 §5: the DPoP key thumbprint this token is bound to, or null. */
+  dpop_jkt?: string | null;
 }
 
 function fromRow(row: RefreshTokensTable): RefreshToken {

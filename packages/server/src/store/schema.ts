@@ -157,6 +157,29 @@ export interface UserRolesTable {
   created_at: number;
 }
 
+/**
+ * What user search reads instead of the users (migration 0019): one row per searchable value of a user, kept by
+ * the store's write path (store/user-search-terms.ts); `value` is lower case, NFKC, and cut to a bound.
+ */
+export interface UserSearchTermsTable {
+  tenant_id: string;
+  /** `email`, `email.domain`, `name`, `nickname`, …, `_any` (bare terms), `user_metadata.<path>`, `app_metadata.<path>`. */
+  field: string;
+  value: string;
+  user_id: string;
+}
+
+/**
+ * How many primary users each connection of a tenant has, kept by triggers on `users` (migration 0019), spread
+ * over a few shards per connection so that concurrent signups do not queue on one row; a count is their sum.
+ */
+export interface UserCountsTable {
+  tenant_id: string;
+  connection_id: string;
+  shard: number;
+  primaries: number;
+}
+
 export interface UserBlocksTable {
   id: string;
   tenant_id: string;
@@ -221,6 +244,8 @@ export interface Database {
   role_permissions: RolePermissionsTable;
   user_roles: UserRolesTable;
   user_blocks: UserBlocksTable;
+  user_search_terms: UserSearchTermsTable;
+  user_counts: UserCountsTable;
   sso_sessions: SsoSessionsTable;
   login_transactions: LoginTransactionsTable;
   user_consents: UserConsentsTable;
@@ -232,6 +257,15 @@ export interface Database {
   group_members: GroupMembersTable;
   group_roles: GroupRolesTable;
   organization_group_roles: OrganizationGroupRolesTable;
+  organization_client_grants: OrganizationClientGrantsTable;
+}
+
+/** 0017: client grants associated with an organization. */
+export interface OrganizationClientGrantsTable {
+  organization_id: string;
+  grant_id: string;
+  tenant_id: string;
+  created_at: number;
 }
 
 // --- event streams (0006) ----------------------------------------------------------------------------------
@@ -400,6 +434,8 @@ export interface AuthorizationCodesTable {
   access_token_expires_at: number | null;
   refresh_token_family: string | null;
   replayed_at: number | null;
+  /** RFC 9449 §10: the DPoP key thumbprint the code is bound to (0022), or null. */
+  dpop_jkt?: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -423,6 +459,8 @@ export interface RefreshTokensTable {
   revoked_at: number | null;
   expires_at: number | null;
   idle_expires_at: number | null;
+  /** RFC 9449 §5: the DPoP key thumbprint a public client's refresh token is bound to (0022), or null. */
+  dpop_jkt?: string | null;
 }
 
 export interface RevokedAccessTokensTable {
@@ -619,6 +657,51 @@ export interface Database {
   custom_domains: CustomDomainsTable;
   email_providers: EmailProvidersTable;
   email_templates: EmailTemplatesTable;
+}
+
+// --- tenant logs (0021) ------------------------------------------------------------------------------------
+
+export interface LogsTable {
+  /** Time-ordered decimal digits (logs/log-id.ts). */
+  log_id: string;
+  tenant_id: string;
+  date: number;
+  type: string;
+  description: string | null;
+  client_id: string | null;
+  client_name: string | null;
+  connection: string | null;
+  connection_id: string | null;
+  strategy: string | null;
+  strategy_type: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  hostname: string | null;
+  audience: string | null;
+  scope: string | null;
+  is_mobile: number;
+  /** JSON, or null. */
+  details: string | null;
+}
+
+// --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
+
+export interface PushedAuthorizationRequestsTable {
+  request_uri_hash: string;
+  tenant_id: string;
+  client_id: string;
+  /** JSON object of string parameters. */
+  params: string;
+  dpop_jkt: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface Database {
+  logs: LogsTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ export async function insertSsoSession(db: Kysely<Database>, session: SsoSession
 
 export async function findSsoSessionByTokenHash(db: Kysely<Database>, tenantId: string, tokenHash: string): Promise<SsoSession | undefined> {
   const row = await db.selectFrom('sso_sessions').selectAll().where('token_hash', '=', tokenHash).where('tenant_id', '=', tenantId).executeTakeFirst();
-  return row && { ...row, authenticated_at: Number(row.authenticated_at), last_active_at: Number(row.last_active_at), idle_expires_at: Number(row.idle_expires_at), expires_at: Number(row.expires_at), created_at: Number(row.created_at) };
+  return row && { ...row, authenticated_at: Number(row.authenticated_at), last_active_at: Number(row.last_active_at), idle_expires_at: Number(row.idle_expires_at), expires_at: Number(row.expires_at), created_at: Number(row.created_at), amr: row.amr ?? null };
 }
 
 export async function touchSsoSession(db: Kysely<Database>, id: string, lastActiveAt: number, idleExpiresAt: number): Promise<void> {

@@ -1,5 +1,5 @@
 /** Tenants and the host names that select them. */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database, TenantsTable } from './schema.js';
 import type { AttackProtectionSettings } from '../protection/settings.js';
 import type { MfaSettings } from '../mfa/policy.js';
@@ -13,7 +13,15 @@ export interface RateLimitSetting {
 }
 
 export interface TenantSettings {
-  branding?: { logo_url?: string; primary_color?: string };
+  /** The hosted pages' look (/api/v2/branding; logo and primary colour also through /tenants/settings). */
+  branding?: { logo_url?: string; primary_color?: string; page_background?: string; favicon_url?: string; font_url?: string };
+  /** Contact details shown to people (/tenants/settings `support_email`, `support_url`). */
+  support_email?: string;
+  support_url?: string;
+  /** The hosted pages' languages, the first being the default (login/texts.ts); English when unset. */
+  enabled_locales?: string[];
+  /** The hosted pages' own texts per prompt, language and screen (/api/v2/prompts/{prompt}/custom-text/{language}). */
+  prompts?: { custom_text?: Record<string, Record<string, Record<string, Record<string, string>>>> };
   /** Tenant-level allowed logout URLs (used when logout names no client). */
   allowed_logout_urls?: string[];
   /** Rate limits by bucket name; missing buckets use the defaults. */
@@ -39,6 +47,10 @@ export interface TenantSettings {
   default_directory?: string;
   /** Brute-force, breached-password and suspicious-IP settings, once changed through the Management API (protection/settings.ts). */
   attack_protection?: AttackProtectionSettings;
+  /** Days tenant logs are kept (logs/writer.ts); 30 when never set. */
+  log_retention_days?: number;
+  /** RFC 9126 §6: every client of the tenant sends its authorization requests through /oauth/par. */
+  require_pushed_authorization_requests?: boolean;
   /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
   mfa?: MfaSettings;
 }
@@ -146,6 +158,15 @@ export interface TenantPatch {
   friendlyName?: string;
   baseUrl?: string;
   settings?: TenantSettings;
+}
+
+/**
+ * Locks the tenant's row until the transaction `db` ends (PostgreSQL; SQLite has one writer at a time): for
+ * read-modify-write of its settings, and to order stream writes with the changes that fan out to streams.
+ */
+export async function lockTenant(db: Kysely<Database>, id: string): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  await sql`select id from tenants where id = ${id} for update`.execute(db);
 }
 
 export async function updateTenant(db: Kysely<Database>, id: string, patch: TenantPatch, now = Date.now()): Promise<void> {

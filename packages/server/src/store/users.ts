@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { normalizeEmail } from '../connections/email-address.js';
 import type { Database, UserBlocksTable, UsersTable } from './schema.js';
+import { insertSearchTerms, replaceSearchTerms, searchValue } from './user-search-terms.js';
 
 /** Root profile fields kept in the `profile` JSON column; unset ones fall back to defaults when shown. */
 export interface UserProfile {
@@ -104,8 +105,10 @@ export function newUser(
   };
 }
 
+/** Inserts the user with its search terms (in a transaction when the caller needs the two together). */
 export async function insertUser(db: Kysely<Database>, user: User): Promise<void> {
   await db.insertInto('users').values(toRow(user)).execute();
+  await insertSearchTerms(db, [user]);
 }
 
 /** Rows per multi-row insert (21 columns: well under either dialect's bound-parameter limit). */
@@ -119,6 +122,7 @@ export async function insertUsers(db: Kysely<Database>, users: readonly User[]):
       .values(users.slice(i, i + USERS_PER_INSERT).map(toRow))
       .execute();
   }
+  await insertSearchTerms(db, users);
 }
 
 /** The identities of a connection holding any of these emails or usernames (lower case). */
@@ -194,6 +198,14 @@ export async function findUserInConnection(
   return row ? fromRow(row) : undefined;
 }
 
+/**
+ * The oldest first of users, then by id: done here rather than in SQL, so that a query for a few rows is planned
+ * by its filter (SQLite without statistics would walk an index in this order over the whole tenant instead).
+ */
+function byCreation(a: UsersTable, b: UsersTable): number {
+  return Number(a.created_at) - Number(b.created_at) || (a.user_id < b.user_id ? -1 : a.user_id > b.user_id ? 1 : 0);
+}
+
 /** Primary users with this email (normalised here), across the tenant's connections. */
 export async function findUsersByEmail(db: Kysely<Database>, tenantId: string, email: string): Promise<User[]> {
   const rows = await db
@@ -202,25 +214,22 @@ export async function findUsersByEmail(db: Kysely<Database>, tenantId: string, e
     .where('tenant_id', '=', tenantId)
     .where('email', '=', normalizeEmail(email))
     .where('linked_to', 'is', null)
-    .orderBy('created_at')
-    .orderBy('user_id')
     .execute();
-  return rows.map(fromRow);
+  return rows.sort(byCreation).map(fromRow);
 }
 
 /** The secondary identities linked to each of the given primaries, oldest identity first (a stable order). */
 export async function listLinkedIdentities(db: Kysely<Database>, tenantId: string, primaryIds: readonly string[]): Promise<Map<string, User[]>> {
   const byPrimary = new Map<string, User[]>();
   if (primaryIds.length === 0) return byPrimary;
+  // By `linked_to` alone (user ids are unique server-wide), so that the planner reads that index; the tenant is
+  // checked on the rows found.
   const rows = await db
     .selectFrom('users')
     .selectAll()
-    .where('tenant_id', '=', tenantId)
     .where('linked_to', 'in', [...primaryIds])
-    .orderBy('created_at')
-    .orderBy('user_id')
     .execute();
-  for (const row of rows) {
+  for (const row of rows.filter((r) => r.tenant_id === tenantId).sort(byCreation)) {
     const user = fromRow(row);
     byPrimary.set(user.linked_to!, [...(byPrimary.get(user.linked_to!) ?? []), user]);
   }
@@ -230,74 +239,85 @@ export async function listLinkedIdentities(db: Kysely<Database>, tenantId: strin
 export const USER_SORT_FIELDS = ['created_at', 'updated_at', 'last_login', 'logins_count', 'email', 'user_id', 'username'] as const;
 export type UserSortField = (typeof USER_SORT_FIELDS)[number];
 
-/** What a user list is narrowed by in SQL; finer matching (names, substrings of fields) is the caller's. */
+/** One searched value: a field's whole value, or its start (`prefix`); see user-search-terms.ts. */
+export interface SearchTermCriterion {
+  field: string;
+  value: string;
+  prefix: boolean;
+}
+
+/** What a user list is narrowed by; every part is answered from an index. */
 export interface UserCriteria {
   /** The primary identity's connection is one of these. */
   connectionIds?: string[];
   /** Exact email (normalised here). */
   email?: string;
-  /** Email ends with `@<domain>`. */
-  emailDomain?: string;
   userId?: string;
-  /**
-   * Each of these must occur, case-insensitively, somewhere in the email, username, phone number or profile
-   * fields. A pre-filter: it may let through rows that the caller's exact match then drops.
-   */
-  containsAll?: string[];
+  userIdPrefix?: string;
+  /** Each must be among the user's search terms (store/user-search-terms.ts). */
+  terms?: SearchTermCriterion[];
+  emailVerified?: boolean;
+  blocked?: boolean;
+  /** The query contradicts itself (two different exact values of one field): nothing matches. */
+  nothing?: boolean;
   sort?: { field: UserSortField; descending: boolean };
 }
 
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
+/** Above every character: `value < prefix + TOP` bounds a prefix range in byte order (UTF-8, both dialects). */
+const TOP = '\u{10FFFF}';
 
-function containsCondition(eb: ExpressionBuilder<Database, 'users'>, term: string): Expression<SqlBool> {
-  const plain = `%${escapeLike(term.toLowerCase())}%`;
-  // The profile column is JSON text: look for the term as JSON writes it.
-  const json = `%${escapeLike(JSON.stringify(term.toLowerCase()).slice(1, -1))}%`;
-  return eb.or([
-    sql<SqlBool>`lower(${eb.ref('email')}) like ${plain} escape '\\'`,
-    sql<SqlBool>`lower(${eb.ref('username')}) like ${plain} escape '\\'`,
-    sql<SqlBool>`${eb.ref('phone_number')} like ${plain} escape '\\'`,
-    sql<SqlBool>`lower(${eb.ref('profile')}) like ${json} escape '\\'`,
-  ]);
+function hasFilter(criteria: UserCriteria): boolean {
+  return (
+    criteria.email !== undefined ||
+    criteria.userId !== undefined ||
+    criteria.userIdPrefix !== undefined ||
+    (criteria.terms?.length ?? 0) > 0 ||
+    criteria.emailVerified !== undefined ||
+    criteria.blocked !== undefined
+  );
 }
 
 /**
- * Primary users of the tenant that meet the criteria, in the requested order (oldest first by default).
- * With a window, only that page is read, and `total` counts every match.
+ * Primary users of the tenant that meet the criteria, in the requested order (oldest first by default), the
+ * page in `window`; `total` counts every match when asked for. Without a search the page is read in the order
+ * of an index and the total comes from `user_counts`; with one, the matches come from index ranges of the
+ * search terms, so either way the cost follows the page and the matches, not the tenant.
  */
 export async function listUsers(
   db: Kysely<Database>,
   tenantId: string,
   criteria: UserCriteria,
-  window?: { offset: number; limit: number },
+  window: { offset: number; limit: number },
+  options: { total?: boolean } = {},
 ): Promise<{ users: User[]; total: number }> {
+  if (criteria.nothing || criteria.connectionIds?.length === 0) return { users: [], total: 0 };
   let base = db.selectFrom('users').where('tenant_id', '=', tenantId).where('linked_to', 'is', null);
-  if (criteria.connectionIds) {
-    if (criteria.connectionIds.length === 0) return { users: [], total: 0 };
-    base = base.where('connection_id', 'in', criteria.connectionIds);
-  }
+  if (criteria.connectionIds) base = base.where('connection_id', 'in', criteria.connectionIds);
   if (criteria.email !== undefined) base = base.where('email', '=', normalizeEmail(criteria.email));
-  if (criteria.emailDomain !== undefined) {
-    base = base.where(sql<SqlBool>`email like ${`%@${escapeLike(normalizeEmail(criteria.emailDomain))}`} escape '\\'`);
-  }
   if (criteria.userId !== undefined) base = base.where('user_id', '=', criteria.userId);
-  for (const term of criteria.containsAll ?? []) base = base.where((eb) => containsCondition(eb, term));
+  if (criteria.userIdPrefix !== undefined) {
+    base = base.where('user_id', '>=', criteria.userIdPrefix).where('user_id', '<', `${criteria.userIdPrefix}${TOP}`);
+  }
+  if (criteria.emailVerified !== undefined) base = base.where('email_verified', '=', criteria.emailVerified ? 1 : 0);
+  if (criteria.blocked !== undefined) base = base.where('blocked', '=', criteria.blocked ? 1 : 0);
+  for (const term of criteria.terms ?? []) {
+    const value = searchValue(term.value);
+    let matching = db.selectFrom('user_search_terms').select('user_search_terms.user_id').where('user_search_terms.tenant_id', '=', tenantId).where('field', '=', term.field);
+    if (!term.prefix) matching = matching.where('value', '=', value);
+    else if (value !== '') matching = matching.where('value', '>=', value).where('value', '<', `${value}${TOP}`);
+    base = base.where('users.user_id', 'in', matching);
+  }
 
   const sort = criteria.sort ?? { field: 'created_at', descending: false };
   const direction = sort.descending ? 'desc' : 'asc';
-  let query = base.selectAll().orderBy(sort.field, direction).orderBy('user_id', direction);
-  if (!window) {
-    const rows = await query.execute();
-    return { users: rows.map(fromRow), total: rows.length };
-  }
-  query = query.limit(window.limit).offset(window.offset);
-  const [rows, count] = await Promise.all([
-    query.execute(),
-    base.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { users: rows.map(fromRow), total: Number(count.total) };
+  let ordered = base.selectAll('users').orderBy(sort.field, direction);
+  if (sort.field !== 'user_id') ordered = ordered.orderBy('user_id', direction);
+  const rows = await ordered.limit(window.limit).offset(window.offset).execute();
+  const users = rows.map(fromRow);
+  if (!options.total) return { users, total: users.length };
+  if (!hasFilter(criteria)) return { users, total: await countUsers(db, tenantId, criteria.connectionIds) };
+  const count = await base.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  return { users, total: Number(count.total) };
 }
 
 /**
@@ -312,15 +332,18 @@ export async function listUsersAfter(db: Kysely<Database>, tenantId: string, pag
   return rows.map(fromRow);
 }
 
-/** How many primary users the tenant has (in one connection, when given). */
-export async function countUsers(db: Kysely<Database>, tenantId: string, connectionId?: string): Promise<number> {
+/** How many primary users the tenant has (in the given connections, when given): a sum of kept counts (0019). */
+export async function countUsers(db: Kysely<Database>, tenantId: string, connectionIds?: string | readonly string[]): Promise<number> {
   let query = db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('tenant_id', '=', tenantId)
-    .where('linked_to', 'is', null);
-  if (connectionId) query = query.where('connection_id', '=', connectionId);
-  return Number((await query.executeTakeFirstOrThrow()).n);
+    .selectFrom('user_counts')
+    .select((eb) => eb.fn.sum<number | string | null>('primaries').as('n'))
+    .where('tenant_id', '=', tenantId);
+  if (connectionIds !== undefined) {
+    const ids = typeof connectionIds === 'string' ? [connectionIds] : [...connectionIds];
+    if (ids.length === 0) return 0;
+    query = query.where('connection_id', 'in', ids);
+  }
+  return Number((await query.executeTakeFirstOrThrow()).n ?? 0);
 }
 
 /**
@@ -351,6 +374,7 @@ export async function writeUsers(db: Kysely<Database>, users: readonly User[], n
     const { user_id, tenant_id, created_at: _created, ...fields } = toRow({ ...user, updated_at: now });
     await db.updateTable('users').set(fields).where('tenant_id', '=', tenant_id).where('user_id', '=', user_id).execute();
   }
+  await replaceSearchTerms(db, users);
 }
 
 /**

@@ -2,10 +2,9 @@
  * The configuration a token request reads on every call (the client, the API, the client grant), cached per
  * tenant in this process. Profiling showed these three lookups (SQL plus parsing the API's scope list) cost more
  * than everything else a token request does except the RSA signature.
- *  - Any successful Management API write in this process drops the tenant's entries before its response is
- *    sent (management/index.ts), so a caller's next request sees the change.
- *  - Other processes see a change within CACHE_MS, as with tenant settings and CORS origins: a rotated secret or a
- *    deleted client may still work there for up to that long.
+ *  - Any successful Management API write drops the tenant's entries on every node before its response is sent
+ *    (management/index.ts, tenancy/change-bus.ts), so a caller's next request, on any node, sees the change.
+ *  - CACHE_MS bounds how stale a copy can be if the carrier between nodes loses messages.
  */
 import type { Kysely } from 'kysely';
 import { findClientGrant, type ClientGrant } from '../store/client-grants.js';

@@ -102,6 +102,23 @@ export class Conformance {
     return validate;
   }
 
+  /**
+   * Why the document refuses `body` as the JSON request body of `method` on `path` (Ajv's text), or undefined when
+   * it accepts it or documents no JSON body. Ajv runs here without coercion, as the server reads JSON bodies.
+   */
+  requestBodyRefusal(method: string, path: string, body: unknown): string | undefined {
+    const matched = this.match(method, path);
+    const content = (matched?.operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
+    if (!matched || !content?.['application/json']) return undefined;
+    const ref = `${this.id}#/${pointer('paths', matched.template, matched.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema')}`;
+    let validate = this.validators.get(ref);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: ref });
+      this.validators.set(ref, validate);
+    }
+    return validate(body) ? undefined : this.ajv.errorsText(validate.errors);
+  }
+
   /** What is wrong with a response, measured against its documented operation; empty when it conforms. */
   check(response: ObservedResponse): string[] {
     const where = `${response.method} ${response.path} → ${response.status}`;

@@ -7,8 +7,10 @@
  * A route added later needs an example here: the test names every documented status no request produced.
  */
 import http from 'node:http';
+import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
@@ -97,6 +99,8 @@ export interface Fixtures {
   failedEventId: string;
   /** A completed users export: its job id, and the path and query of its signed download link. */
   exportJob: { id: string; download: URL };
+  /** A tenant log event (the fixtures' own changes wrote it). */
+  logId: string;
 }
 
 let counter = 0;
@@ -163,7 +167,16 @@ export async function createFixtures(test: TestServer, hookUrl: string): Promise
   }
   if (!failedEventId) throw new Error('no failed delivery recorded for the fixture stream');
   const exportJob = await completedExport(f);
-  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob };
+  const logId = await latestLogId(f);
+  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob, logId };
+}
+
+/** The newest tenant log event's id (the fixtures' own Management API changes wrote some). */
+async function latestLogId(f: Pick<Fixtures, 'test' | 'token'>): Promise<string> {
+  await f.test.server.services.tenantLogs.flush();
+  const [latest] = (await api(f, 'GET', '/logs?per_page=1')) as unknown as { log_id: string }[];
+  if (!latest) throw new Error('no tenant log event to read');
+  return latest.log_id;
 }
 
 /** Waits for a job to finish (the job worker runs in the background). */
@@ -190,10 +203,13 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/connections/{id}': f.connection.id,
     '/api/v2/users/{id}': f.user.user_id,
     '/api/v2/user-blocks/{id}': f.user.user_id,
+    '/api/v2/users/{id}/authentication-methods/{authentication_method_id}': 'totp|dev_0000000000000000',
+    '/api/v2/guardian/factors/{name}': 'otp',
     '/api/v2/clients/{id}': f.app.client_id,
     '/api/v2/client-grants/{id}': f.grant.id,
     '/api/v2/roles/{id}': f.role.id,
     '/api/v2/organizations/{id}': f.org.id,
+    '/api/v2/organizations/{id}/client-grants/{grant_id}': 'cgr_notassociated',
     '/api/v2/organizations/name/{name}': f.org.name,
     '/api/v2/organizations/{id}/enabled_connections/{connection_id}': f.databaseConnection.id,
     '/api/v2/organizations/{id}/connections/{connection_id}': f.databaseConnection.id,
@@ -213,9 +229,13 @@ export function fillPath(template: string, f: Fixtures): string {
     // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
     '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
     '/api/v2/email-templates/{templateName}': 'reset_email',
+    '/api/v2/rate-limit-policies/{id}': 'discovery',
+    '/api/v2/logs/{id}': f.logId,
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
     ...notOfferedPathValues(),
+    '/api/v2/prompts/{prompt}': 'login',
+    '/api/v2/prompts/{prompt}/custom-text/{language}': 'en',
   };
   // Each parameter is named by the path up to it.
   const parts = template.split('/');
@@ -247,16 +267,35 @@ const enc = encodeURIComponent;
 /** A fresh custom domain (pending verification), for examples that change or remove one. */
 const throwawayDomain = async (f: Fixtures) =>
   (await api(f, 'POST', '/custom-domains', { domain: `${unique('cd-')}.example.invalid`, type: 'self_managed_certs' })).custom_domain_id as string;
+const organizationGrants = new Map<string, string>();
+/** A client grant made for organizations (organization_usage `allow`, or `deny` to be refused), once per usage. */
+async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow'): Promise<string> {
+  const key = `${f.test.url} ${usage}`;
+  const known = organizationGrants.get(key);
+  if (known) return known;
+  const client = await api(f, 'POST', '/clients', { name: unique('org grant '), app_type: 'non_interactive' });
+  const grant = await api(f, 'POST', '/client-grants', { client_id: client.client_id, audience: f.rs.identifier, scope: [], organization_usage: usage });
+  organizationGrants.set(key, grant.id as string);
+  return grant.id as string;
+}
+
 const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 
 /** Not-offered features: each read answers its empty shape, each write a 501 (management/not-offered.ts). */
 function notOfferedExamples(): ManagementExample[] {
   return NOT_OFFERED.flatMap((entry) => [
-    ...entry.reads.flatMap((read) => [
-      { operation: `GET ${templateOf(read.path)}` },
-      { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+    ...entry.reads.flatMap((read): ManagementExample[] =>
+      read.shape.paging === 'none'
+        ? [{ operation: `GET ${templateOf(read.path)}`, status: 404 }]
+        : [
+            { operation: `GET ${templateOf(read.path)}` },
+            { operation: `GET ${templateOf(read.path)}`, query: { include_totals: 'true', page: '0', per_page: '100' } },
+          ],
+    ),
+    ...entry.writes.flatMap((write): ManagementExample[] => [
+      ...(write.acceptsEmpty ? [{ operation: `${write.method} ${templateOf(write.path)}`, status: 200, body: () => [] }] : []),
+      { operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) },
     ]),
-    ...entry.writes.map((write) => ({ operation: `${write.method} ${templateOf(write.path)}`, status: 501, body: () => ({ name: 'anything' }) })),
   ]);
 }
 
@@ -303,13 +342,41 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/users/{id}', status: 409, body: (f) => ({ email: f.secondary.email }) },
   { operation: 'GET /api/v2/users-by-email', query: { email: 'nobody@example.com' } },
   { operation: 'GET /api/v2/user-blocks/{id}' },
+  // MFA: the tenant's factors and policy, and a user's second factors.
+  { operation: 'GET /api/v2/guardian/factors' },
+  { operation: 'PUT /api/v2/guardian/factors/{name}', body: () => ({ enabled: true }) },
+  { operation: 'PUT /api/v2/guardian/factors/{name}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/guardian/factors/sms' },
+  { operation: 'GET /api/v2/guardian/policies' },
+  { operation: 'PUT /api/v2/guardian/policies', body: () => [] },
+  { operation: 'PUT /api/v2/guardian/policies', status: 501, body: () => ['confidence-score'] },
+  { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration' },
+  { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/recovery-code-regeneration` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods' },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
+  { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
+  { operation: 'GET /api/v2/users/{id}/enrollments' },
+  { operation: 'GET /api/v2/users/{id}/enrollments', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/enrollments` },
   { operation: 'GET /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
+  { operation: 'GET /api/v2/logs' },
+  { operation: 'GET /api/v2/logs', query: { q: 'type:sapi', include_totals: 'true', per_page: '5' } },
+  { operation: 'GET /api/v2/logs', query: { take: '10' } },
+  { operation: 'GET /api/v2/logs', status: 400, query: { q: 'description:anything' } },
+  { operation: 'GET /api/v2/logs/{id}' },
+  { operation: 'GET /api/v2/logs/{id}', status: 404, path: () => '/api/v2/logs/1' },
+  { operation: 'GET /api/v2/users/{id}/logs' },
+  { operation: 'GET /api/v2/users/{id}/logs', status: 400, query: { page: '20', per_page: '100' } },
   { operation: 'GET /api/v2/clients' },
   { operation: 'POST /api/v2/clients', body: () => ({ name: unique('client ') }) },
   { operation: 'GET /api/v2/clients/{id}' },
   { operation: 'PATCH /api/v2/clients/{id}', body: () => ({ description: 'The fixture app' }) },
   { operation: 'PATCH /api/v2/clients/{id}', status: 403, body: () => ({ token_endpoint_auth_method: 'none' }), path: (f) => `/api/v2/clients/${f.test.admin.client_id}` },
   { operation: 'POST /api/v2/clients/{id}/rotate-secret', path: (f) => `/api/v2/clients/${f.m2m.client_id}/rotate-secret` },
+  {
+    operation: 'POST /api/v2/clients/{id}/rotate-secret',
+    status: 403,
+    path: (f) => `/api/v2/clients/${globalClientId(f.test.server.prepared.bootstrap!.tenant)}/rotate-secret`,
+  },
   { operation: 'GET /api/v2/client-grants' },
   { operation: 'POST /api/v2/client-grants', body: async (f) => ({ client_id: (await api(f, 'POST', '/clients', { name: unique('c ') })).client_id, audience: f.rs.identifier, scope: [] }) },
   { operation: 'POST /api/v2/client-grants', status: 409, body: (f) => ({ client_id: f.m2m.client_id, audience: f.rs.identifier, scope: [] }) },
@@ -350,6 +417,13 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/organizations/{id}/connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
   { operation: 'GET /api/v2/organizations/{id}/connections/{connection_id}' },
   { operation: 'PATCH /api/v2/organizations/{id}/connections/{connection_id}', body: () => ({ is_signup_enabled: true }) },
+  { operation: 'GET /api/v2/organizations/{id}/client-grants' },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', body: async (f) => ({ grant_id: await organizationGrant(f) }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 409, body: async (f) => ({ grant_id: await organizationGrant(f) }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 404, body: () => ({ grant_id: 'cgr_doesnotexist' }) },
+  { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 400, body: async (f) => ({ grant_id: await organizationGrant(f, 'deny') }) },
+  { operation: 'DELETE /api/v2/organizations/{id}/client-grants/{grant_id}', status: 204, path: async (f) => `/api/v2/organizations/${f.org.id}/client-grants/${await organizationGrant(f)}` },
+  { operation: 'DELETE /api/v2/organizations/{id}/client-grants/{grant_id}', status: 404 },
   { operation: 'GET /api/v2/organizations/{id}/groups' },
   { operation: 'GET /api/v2/organizations/{id}/groups/{group_id}/roles' },
   { operation: 'POST /api/v2/organizations/{id}/groups/{group_id}/roles', body: (f) => ({ roles: [f.role.id] }) },
@@ -386,6 +460,13 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/jobs/{id}/errors', status: 200, path: async (f) => `/api/v2/jobs/${await importWithErrors(f)}/errors` },
   { operation: 'GET /api/v2/tenants/settings' },
   { operation: 'PATCH /api/v2/tenants/settings', body: () => ({ friendly_name: 'Fixture tenant' }) },
+  { operation: 'GET /api/v2/rate-limit-policies' },
+  { operation: 'GET /api/v2/rate-limit-policies/{id}' },
+  { operation: 'GET /api/v2/rate-limit-policies/{id}', status: 404, path: () => '/api/v2/rate-limit-policies/no_such_bucket' },
+  { operation: 'PATCH /api/v2/rate-limit-policies/{id}', body: () => ({ capacity: 500, per_second: 100 }) },
+  { operation: 'PATCH /api/v2/rate-limit-policies/{id}', status: 404, body: () => ({ capacity: 5 }), path: () => '/api/v2/rate-limit-policies/no_such_bucket' },
+  { operation: 'DELETE /api/v2/rate-limit-policies/{id}' },
+  { operation: 'DELETE /api/v2/rate-limit-policies/{id}', status: 404, path: () => '/api/v2/rate-limit-policies/no_such_bucket' },
   { operation: 'GET /api/v2/attack-protection/brute-force-protection' },
   { operation: 'PATCH /api/v2/attack-protection/brute-force-protection', body: () => ({ enabled: true }) },
   { operation: 'GET /api/v2/attack-protection/breached-password-detection' },
@@ -421,6 +502,21 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/welcome_email' },
   { operation: 'PUT /api/v2/email-templates/{templateName}', body: () => ({ body: '<p><a href="{{ url }}">Choose a new password</a></p>', enabled: true }) },
   { operation: 'PUT /api/v2/email-templates/{templateName}', status: 501, body: () => ({ body: '<p>Welcome</p>' }), path: () => '/api/v2/email-templates/welcome_email' },
+  { operation: 'GET /api/v2/branding' },
+  { operation: 'PATCH /api/v2/branding', body: () => ({ colors: { primary: '#0f766e', page_background: '#ffffff' }, favicon_url: 'https://cdn.example.com/f.png' }) },
+  { operation: 'GET /api/v2/prompts' },
+  { operation: 'PATCH /api/v2/prompts', body: () => ({ identifier_first: false }) },
+  { operation: 'PATCH /api/v2/prompts', status: 501, body: () => ({ identifier_first: true }) },
+  { operation: 'GET /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr' },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { title: 'Bienvenue' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 400, path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { unknownKey: 'x' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 501, path: () => '/api/v2/prompts/mfa-otp/custom-text/en', body: () => ({}) },
+  { operation: 'GET /api/v2/attack-protection/bot-detection' },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', body: () => ({ challenge_password_policy: 'never' }) },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', status: 501, body: () => ({ challenge_password_policy: 'always' }) },
+  { operation: 'GET /api/v2/attack-protection/captcha' },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', body: () => ({}) },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', status: 501, body: () => ({ active_provider_id: 'simple_captcha', simple_captcha: {} }) },
   ...notOfferedExamples(),
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },
@@ -437,6 +533,12 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/users/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
   { operation: 'DELETE /api/v2/roles/{id}/permissions', body: (f) => ({ permissions: [{ resource_server_identifier: f.rs.identifier, permission_name: 'read:things' }] }) },
   { operation: 'DELETE /api/v2/user-blocks/{id}' },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods' },
+  { operation: 'DELETE /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
+  { operation: 'DELETE /api/v2/users/{id}/authenticators' },
+  { operation: 'DELETE /api/v2/users/{id}/authenticators', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authenticators` },
   { operation: 'DELETE /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
   { operation: 'DELETE /api/v2/client-grants/{id}' },
   { operation: 'DELETE /api/v2/client-grants/{id}', status: 403, path: (f) => systemGrantPath(f) },
@@ -451,6 +553,16 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/connections/{id}' },
   { operation: 'DELETE /api/v2/users/{id}', path: (f) => `/api/v2/users/${enc(f.secondary.user_id)}` },
 ];
+
+/** A user id no user has. */
+const NO_USER = 'auth0|000000000000000000000000';
+
+/** The fixture user's recovery code method (a new one: the regeneration replaces any earlier). */
+async function recoveryCodeMethod(f: Fixtures): Promise<string> {
+  await api(f, 'POST', `/users/${enc(f.user.user_id)}/recovery-code-regeneration`);
+  const methods = (await api(f, 'GET', `/users/${enc(f.user.user_id)}/authentication-methods`)) as unknown as { id: string; type: string }[];
+  return methods.find((m) => m.type === 'recovery-code')!.id;
+}
 
 /** An import's form: the users file (JSON) and the connection. */
 function usersFile(f: Fixtures, users: unknown[]): FormData {
@@ -649,6 +761,10 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('revoke', post('/oauth/revoke', { client_id: clientId, token: tokens.refresh_token ?? 'unknown' }), 200);
   await expectStatus('revoke, no token', post('/oauth/revoke', { client_id: clientId }), 400);
   await expectStatus('revoke, bad client', post('/oauth/revoke', { client_id: 'nope', token: 'x' }), 401);
+  // Pushed authorization requests (the SPA is a public client: it pushes with its client_id alone).
+  await expectStatus('par', form('/oauth/par', code), 201);
+  await expectStatus('par, bad redirect_uri', form('/oauth/par', { ...code, redirect_uri: 'https://evil.example/' }), 400);
+  await expectStatus('par, unknown client', form('/oauth/par', { ...code, client_id: 'nope' }), 401);
   // Brute force: ten wrong passwords lock the identifier from this IP (429), and email an unblock link.
   const victim = `${unique('victim')}@example.com`;
   await createUser(test, victim, PASSWORD);
@@ -714,6 +830,45 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const tampered = new URLSearchParams(f.exportJob.download.search);
   tampered.set('signature', 'x'.repeat(43));
   await expectStatus('export download, bad signature', get(`${f.exportJob.download.pathname}?${tampered}`), 403);
+
+  // MFA's second step (/u/mfa), with the tenant's policy on for the while: enrollment with a code computed from
+  // the secret the page shows, a wrong code, the recovery code to keep, stale forms, and the lock after 10.
+  await api(f, 'PUT', '/guardian/factors/otp', { enabled: true });
+  await api(f, 'PUT', '/guardian/policies', ['all-applications']);
+  try {
+    const mfaEmail = `${unique('mfa')}@example.com`;
+    await createUser(test, mfaEmail, PASSWORD);
+    const toSecondStep = async (person: TestBrowser) => {
+      const page = await person.follow(base, await person.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
+      const login = readForm(await (page as Response).text(), base);
+      const step = await expectStatus('login, MFA required', person.post(login.action, { ...login.fields, username: mfaEmail, password: PASSWORD }), 303);
+      const url = new URL(step.headers.get('location')!, base).href;
+      const shown = await expectStatus('MFA page', person.get(url), 200);
+      const text = await shown.text();
+      return { url, text, fields: readForm(text, base).fields };
+    };
+    const person = new TestBrowser();
+    const enroll = await toSecondStep(person);
+    const secret = /data-secret="([A-Z2-7]+)"/.exec(enroll.text)![1]!;
+    const code = await generateTotp({ secret });
+    const wrongCode = await expectStatus('MFA, wrong code', person.post(`${base}/u/mfa`, { ...enroll.fields, code: code === '000000' ? '111111' : '000000' }), 303);
+    await expectStatus('MFA page, after a wrong code', person.get(new URL(wrongCode.headers.get('location')!, base).href), 400);
+    const enrolled = await expectStatus('MFA, enrolled', person.post(`${base}/u/mfa`, { ...enroll.fields, code }), 303);
+    await expectStatus('MFA page, recovery code to keep', person.get(new URL(enrolled.headers.get('location')!, base).href), 200);
+    await expectStatus('MFA, recovery code kept', person.post(`${base}/u/mfa`, { ...enroll.fields, saved: 'yes' }), 303);
+    await expectStatus('MFA page, stale state', get('/u/mfa?state=nope'), 400);
+    await expectStatus('MFA form, stale', form('/u/mfa', { transaction: 'nope', _csrf: 'x', code: '123456' }), 400);
+    const again = new TestBrowser();
+    const challenge = await toSecondStep(again);
+    let last = 0;
+    for (let i = 0; i < 10; i++) {
+      const wrong = await again.post(`${base}/u/mfa`, { ...challenge.fields, code: code === '000000' ? '111111' : '000000' });
+      last = (await again.get(new URL(wrong.headers.get('location')!, base).href)).status;
+    }
+    if (last !== 429) throw new Error(`MFA page after 10 wrong codes: expected 429, got ${last}`);
+  } finally {
+    await api(f, 'PUT', '/guardian/policies', []);
+  }
 
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);

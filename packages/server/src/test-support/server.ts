@@ -5,10 +5,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../config.js';
 import { signClientToken } from '../crypto/jwt.js';
 import { MANAGEMENT_SCOPES } from '../management/scopes.js';
-import { startServer, type RunningServer, type StartOptions } from '../server.js';
+import { prepare, startServer, type RunningServer, type StartOptions } from '../server.js';
+import type { QueryObserver } from '../store/db.js';
 import type { App } from '../services.js';
 import { ADMIN_CREDENTIALS_FILE } from '../tenancy/bootstrap.js';
 import { freePort, freshPostgresSchema } from './services.js';
@@ -34,6 +36,10 @@ export interface TestServerOptions {
   /** Extra environment, as the CLI would read it. */
   env?: Record<string, string>;
   configure?: (app: App) => void;
+  /** The server's log, as JSON lines (at GATEHOUSE_LOG_LEVEL, which `env` may set). */
+  logStream?: Writable;
+  /** Sees every query the server's store runs (query-plan tests). */
+  onQuery?: QueryObserver;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -52,7 +58,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
 }
 
 async function boot(config: Config, options: TestServerOptions, cleanup: () => Promise<void>): Promise<TestServer> {
-  const startOptions: StartOptions = { log: false, ...(options.configure && { configure: options.configure }) };
+  const startOptions: StartOptions = {
+    log: false,
+    ...(options.configure && { configure: options.configure }),
+    ...(options.logStream && { logStream: options.logStream }),
+    ...(options.onQuery && { prepared: await prepare(config, { onQuery: options.onQuery }) }),
+  };
   const server = await startServer(config, startOptions);
   const file = path.join(config.dataDir, ADMIN_CREDENTIALS_FILE);
   const admin = JSON.parse(readFileSync(file, 'utf8')) as { client_id: string; client_secret: string };

@@ -6,13 +6,15 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProtocolError } from '../../http/errors.js';
-import { currentSession, type ActiveSession } from '../../login/session.js';
+import { currentSession, sessionAmr, type ActiveSession } from '../../login/session.js';
+import { requireSecondFactor } from '../../mfa/login-step.js';
+import { mfaRequired } from '../../mfa/policy.js';
 import { createLoginTransaction, finishLoginTransaction, type LoginTransaction } from '../../login/transactions.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import { findConnectionByName } from '../../store/connections.js';
 import { consentedScopes } from '../../store/user-consents.js';
-import { ConsentRequired, LoginRequired } from '../errors.js';
+import { ConsentRequired, InteractionRequired, LoginRequired } from '../errors.js';
 import type { UserAuthorization } from '../user-tokens/authorization.js';
 import { createAuthorizationCode } from '../user-tokens/authorization-code.js';
 import { issueUserTokens } from '../user-tokens/issue.js';
@@ -24,6 +26,7 @@ export const LOGIN_PATH = '/u/login';
 export const SIGNUP_PATH = '/u/signup';
 export const CONSENT_PATH = '/u/consent';
 export const RESUME_PATH = '/authorize/resume';
+export const MFA_PATH = '/u/mfa';
 
 /** Does the session answer this request without asking the user to log in again? */
 function sessionSatisfies(active: ActiveSession, request: AuthorizationRequest, connectionId: string | undefined, now: number): boolean {
@@ -63,6 +66,16 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
       return reply.redirect(`${page}?state=${transaction.id}`, continuation.afterPost ? 303 : 302);
     }
 
+    // A session from a first factor alone (a signup, a passwordless code, a login ticket, or one started before
+    // the policy changed) owes the second factor the policy requires before it can authorize anything.
+    const amr = sessionAmr(active.session);
+    if (mfaRequired(tenant) && !amr.includes('mfa')) {
+      if (request.prompt.includes('none')) throw new InteractionRequired('Multifactor authentication required');
+      const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
+      await requireSecondFactor(services, tenant.id, active.user.user_id, transaction.id, amr);
+      return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, continuation.afterPost ? 303 : 302);
+    }
+
     const { scopes, audience } = await resolveUserScopes(services, { tenant, client, user: active.user, requestedScope: request.scope, audience: request.audience ?? null });
     if (!client.is_first_party) {
       const consented = await consentedScopes(services.store.db, tenant.id, active.user.user_id, client.client_id, audience ?? '');
@@ -86,11 +99,13 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
       ...(request.nonce !== undefined ? { nonce: request.nonce } : {}),
       authTime: Math.floor(active.session.authenticated_at / 1000),
       sessionId: active.session.id,
+      ...(amr.length > 0 && { amr }),
     };
     const code = returnsCode(request)
       ? await createAuthorizationCode(services, authorization, {
           redirectUri: request.redirectUri,
           ...(request.codeChallenge ? { codeChallenge: request.codeChallenge, codeChallengeMethod: 'S256' as const } : {}),
+          ...(request.dpopJkt !== undefined && { dpopJkt: request.dpopJkt }),
         })
       : undefined;
     const wantAccess = returnsAccessToken(request);

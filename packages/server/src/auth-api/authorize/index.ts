@@ -55,13 +55,17 @@ export const AUTHORIZE_PARAMETERS: Record<string, string> = {
   screen_hint: '`signup` opens the signup page',
   connection: 'The connection to log in with',
   login_ticket: 'From /co/authenticate (embedded login): completes without a page',
+  request_uri: 'From /oauth/par (RFC 9126): the pushed request, used once, with client_id; other parameters are ignored',
+  request: 'A signed request object (RFC 9101; RS256, PS256 or ES256 with a key of the client): its claims are the request',
 };
 const AuthorizeParameters = frontChannelParameters(AUTHORIZE_PARAMETERS, ['client_id', 'response_type']);
 
 export const AUTHORIZE_RESPONSES = {
   200: htmlPage('A page that delivers the response (form_post, web_message) or checks the browser (cross-origin verification)'),
   302: redirect("To the application's redirect URI with the response or its error, or to a hosted page (login, signup, consent)"),
-  400: htmlPage('The error page: the client or its redirect URI is unknown, or a parameter is repeated or too long; nothing is sent to the application'),
+  400: htmlPage(
+    'The error page: the client or its redirect URI is unknown, a parameter is repeated or too long, the request_uri is unknown, used or expired, the request object is refused (invalid_request_object), or the application requires pushed requests or signed request objects; nothing is sent to the application',
+  ),
 };
 
 export function registerAuthorize(app: App, services: Services): void {

@@ -24,6 +24,8 @@ export interface AuthorizationRequest {
   loginHint?: string;
   screenHint?: 'signup';
   connection?: string;
+  /** RFC 9449 §10: the DPoP key a pushed request was bound to; the code is then redeemable with that key only. */
+  dpopJkt?: string;
 }
 
 import { InvalidRequest } from '../../http/errors.js';

@@ -15,6 +15,7 @@
  * mismatch, like any failed check, is a 401 invalid_client that does not say which part was wrong.
  */
 import type { FastifyRequest } from 'fastify';
+import { noteForLog } from '../../logs/request-notes.js';
 import { InvalidRequest } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
@@ -144,5 +145,6 @@ export async function authenticateClient(
     presented,
     audiences: [...tenant.issuers, options.endpointUrl],
   });
+  noteForLog(request, { client: { client_id: client.client_id, name: client.name } });
   return client;
 }

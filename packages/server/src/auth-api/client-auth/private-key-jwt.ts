@@ -1,6 +1,6 @@
 /**
  * private_key_jwt (RFC 7523 §2.2, OIDC Core §9): a JWT signed with a key registered for the client.
- *  - `client_assertion_type` is the jwt-bearer URN; `alg` is RS256, RS384 or PS256 and matches a credential;
+ *  - `client_assertion_type` is the jwt-bearer URN; `alg` is RS256, RS384, PS256 or ES256 and matches a credential;
  *  - `iss` = `sub` = client id; `aud` names the issuer or this endpoint; `exp` is required and at most
  *    MAX_LIFETIME_S ahead (and after `iat`, when sent);
  *  - `jti` is single use: recorded in the database, so a replay fails on any node and after a restart;
@@ -14,13 +14,15 @@ import { InvalidClient } from '../errors.js';
 import type { ClientAuthenticator } from './types.js';
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-export const ASSERTION_ALGS = ['RS256', 'RS384', 'PS256'] as const;
+/** RS256, RS384, PS256 as the reference; ES256 (an EC P-256 credential) for FAPI 2.0 deployments. */
+export const ASSERTION_ALGS = ['RS256', 'RS384', 'PS256', 'ES256'] as const;
 const MAX_LIFETIME_S = 300;
 const CLOCK_TOLERANCE_S = 30;
 
 const keyCache = new Map<string, CryptoKey>();
 
-async function importCredential(credential: PrivateKeyJwtCredential, alg: string): Promise<CryptoKey> {
+/** The credential's public key for `alg` (also used for request objects); throws when the key does not fit it. */
+export async function importCredential(credential: PrivateKeyJwtCredential, alg: string): Promise<CryptoKey> {
   const cacheKey = `${credential.id}:${alg}:${credential.pem.length}`;
   const cached = keyCache.get(cacheKey);
   if (cached) return cached;

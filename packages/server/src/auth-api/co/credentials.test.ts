@@ -10,7 +10,7 @@ describe('/co/authenticate outcome mapping', () => {
   it('maps each PasswordLogin failure to the table', () => {
     const rows = [
       [passwordLoginError({ outcome: 'wrong_credentials' }), 403, 'access_denied'],
-      [passwordLoginError({ outcome: 'blocked' }), 403, 'blocked_user'],
+      [passwordLoginError({ outcome: 'blocked', userId: 'auth0|1' }), 403, 'blocked_user'],
       [passwordLoginError({ outcome: 'password_leaked' }), 401, 'password_leaked'],
       [passwordLoginError({ outcome: 'too_many_attempts', reason: 'brute_force' }), 429, 'too_many_attempts'],
       [passwordLoginError({ outcome: 'too_many_attempts', reason: 'suspicious_ip' }), 429, 'too_many_attempts'],

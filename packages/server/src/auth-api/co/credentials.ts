@@ -5,6 +5,7 @@
  *  - `…/passwordless/otp` (realm = `email` or `sms` connection) checks a one-time code.
  */
 import type { FastifyRequest } from 'fastify';
+import { recordPasswordLogin } from '../../logs/login-outcomes.js';
 import { authenticateWithPassword, databaseConnectionFor, type PasswordLogin } from '../../connections/database-users.js';
 import { eventContextFrom } from '../../events/context.js';
 import { InvalidRequest, type ProtocolError } from '../../http/errors.js';
@@ -73,6 +74,7 @@ async function passwordUser(services: Services, request: FastifyRequest, client:
     throw new InvalidRequest(realm ? `Unknown realm: ${realm.slice(0, 100)} is not a database connection enabled for this client` : 'No database connection is enabled for this client');
   }
   const result = await authenticateWithPassword(services, connection, credentials.username, password, request.ip);
+  recordPasswordLogin(services, { request, client: { client_id: client.client_id, name: client.name }, connection, identifier: credentials.username, success: 'scoa' }, result);
   if (result.outcome !== 'ok') throw passwordLoginError(result);
   return result.user;
 }

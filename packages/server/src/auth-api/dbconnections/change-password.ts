@@ -55,6 +55,12 @@ export function registerChangePassword(app: App, services: Services): void {
       void requestPasswordReset(services, tenant, connection, email ? { email } : { username }, client.client_id).catch((err: unknown) => {
         log.error({ err }, 'queueing a password reset email failed');
       });
+      services.tenantLogs.recordFor(request, {
+        type: 'scpr',
+        client: { client_id: client.client_id, name: client.name },
+        connection: { id: connection.id, name: connection.name, strategy: connection.strategy },
+        user_name: email ?? username,
+      });
       return reply.code(200).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(CHANGE_PASSWORD_SENT);
     },
   });

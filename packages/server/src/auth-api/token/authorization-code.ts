@@ -5,17 +5,19 @@
  */
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient, registeredMethod } from '../client-auth/index.js';
+import { requireProofIfAsked } from '../dpop.js';
 import { UnauthorizedClient } from '../errors.js';
 import { redeemAuthorizationCode } from '../user-tokens/authorization-code.js';
 import { tokenResponse } from '../user-tokens/issue.js';
 import { optionalString, requiredString } from './params.js';
 import type { GrantHandler } from './types.js';
 
-export const authorizationCode: GrantHandler = async ({ request, params, services, endpointUrl }) => {
+export const authorizationCode: GrantHandler = async ({ request, params, services, endpointUrl, proof }) => {
   const client = await authenticateClient(request, params, services, { allowPublic: true, endpointUrl });
   if (!client.grant_types.includes('authorization_code')) {
     throw new UnauthorizedClient("Grant type 'authorization_code' not allowed for the client.");
   }
+  requireProofIfAsked(client, proof);
   const code = requiredString(params, 'code');
   const redirectUri = optionalString(params, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('Missing required parameter: redirect_uri');
@@ -26,6 +28,7 @@ export const authorizationCode: GrantHandler = async ({ request, params, service
     code,
     redirectUri,
     codeVerifier: optionalString(params, 'code_verifier'),
+    ...(proof && { dpopJkt: proof.jkt }),
   });
   return tokenResponse(tokens);
 };

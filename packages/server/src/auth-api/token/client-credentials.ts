@@ -6,15 +6,18 @@
 import { signAccessToken } from '../../crypto/jwt.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
+import { binding, requireProofForApi, requireProofIfAsked } from '../dpop.js';
 import { AccessDenied, InvalidScope, UnauthorizedClient } from '../errors.js';
 import type { GrantHandler } from './types.js';
 
-export const clientCredentials: GrantHandler = async ({ request, params, services, endpointUrl }) => {
+export const clientCredentials: GrantHandler = async ({ request, params, services, endpointUrl, proof }) => {
   const tenant = request.tenant;
   const client = await authenticateClient(request, params, services, { allowPublic: false, endpointUrl });
   if (!client.grant_types.includes('client_credentials')) {
     throw new UnauthorizedClient("Grant type 'client_credentials' not allowed for the client.");
   }
+  requireProofIfAsked(client, proof);
+  const bound = binding(proof);
   const audience = (typeof params.audience === 'string' && params.audience) || tenant.settings.default_audience;
   if (!audience) throw new InvalidRequest('audience is required (no default audience is configured)');
 
@@ -24,6 +27,8 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
   if (!grant) {
     throw new AccessDenied(`Client is not authorized to access "${audience}". You need to create a "client-grant" associated to this API.`);
   }
+
+  await requireProofForApi(services, tenant.id, audience, proof?.jkt);
 
   let scopes = grant.scope;
   if (typeof params.scope === 'string' && params.scope.trim() !== '') {
@@ -43,8 +48,9 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
       scope: scopes.join(' '),
       azp: client.client_id,
       gty: 'client-credentials',
+      ...bound.claims,
     },
     api.token_lifetime,
   );
-  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') };
+  return { access_token: token, token_type: bound.tokenType, expires_in: expiresIn, scope: scopes.join(' ') };
 };

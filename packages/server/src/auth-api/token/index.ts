@@ -6,6 +6,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { InvalidRequest } from '../../http/errors.js';
 import { FORM } from '../../http/openapi.js';
 import { errorResponses } from '../../http/responses.js';
+import { proofAtEndpoint } from '../dpop.js';
 import { CLIENT_AUTHENTICATION_ERRORS } from '../errors.js';
 import type { App, Services } from '../../services.js';
 import { UnsupportedGrantType } from '../errors.js';
@@ -16,6 +17,7 @@ import { PASSWORD_REALM_GRANT, passwordRealm } from './password-realm.js';
 import { PASSWORDLESS_OTP_GRANT, passwordlessOtp } from './passwordless-otp.js';
 import { refreshToken } from './refresh-token.js';
 import type { GrantHandler } from './types.js';
+import { recordTokenExchange } from '../../logs/token-exchanges.js';
 
 /** Grant types this server implements; each later grant adds one line. */
 export const GRANTS: Record<string, GrantHandler> = {
@@ -51,15 +53,17 @@ const TokenRequest = Type.Object(
 
 const TokenResponseSchema = Type.Object({
   access_token: Type.String(),
-  token_type: Type.Literal('Bearer'),
+  token_type: Type.Union([Type.Literal('Bearer'), Type.Literal('DPoP')], { description: 'DPoP when a DPoP proof was sent: the access token carries cnf.jkt' }),
   expires_in: Type.Integer(),
   scope: Type.Optional(Type.String()),
   id_token: Type.Optional(Type.String()),
   refresh_token: Type.Optional(Type.String()),
 });
 
+export const TOKEN_PATH = '/oauth/token';
+
 export function registerTokenEndpoint(app: App, services: Services): void {
-  app.post('/oauth/token', {
+  app.post(TOKEN_PATH, {
     schema: {
       tags: ['authentication'],
       summary: 'Token endpoint',
@@ -69,9 +73,13 @@ export function registerTokenEndpoint(app: App, services: Services): void {
       response: {
         200: TokenResponseSchema,
         ...errorResponses('oauth', {
-          400: 'invalid_request (a missing or bad parameter), invalid_grant (a code, refresh token or verifier that is wrong, used, expired or revoked), invalid_scope, unsupported_grant_type',
+          400: {
+            description:
+              'invalid_request (a missing or bad parameter), invalid_grant (a code, refresh token or verifier that is wrong, used, expired, revoked or bound to another DPoP key), invalid_scope, unsupported_grant_type, invalid_dpop_proof, use_dpop_nonce (retry with the DPoP-Nonce given)',
+            headers: { 'DPoP-Nonce': { type: 'string' as const, description: 'With a DPoP proof: the nonce the next proof must carry', required: false } },
+          },
           401: CLIENT_AUTHENTICATION_ERRORS[401],
-          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code)',
+          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code), mfa_required (the tenant requires a second factor, which the password and one-time-code grants cannot take yet)',
           429: 'too_many_attempts: the account is locked from this IP after failed logins, or the IP is throttled',
         }),
       },
@@ -89,7 +97,17 @@ export function registerTokenEndpoint(app: App, services: Services): void {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       const grant = Object.hasOwn(GRANTS, request.body.grant_type) ? GRANTS[request.body.grant_type] : undefined;
       if (!grant) throw new UnsupportedGrantType(request.body.grant_type);
-      return grant({ request, params: request.body, services, endpointUrl: `${request.tenant.baseUrl}/oauth/token` });
+      const audience = typeof request.body.audience === 'string' && request.body.audience ? request.body.audience : undefined;
+      try {
+        // A refused DPoP proof is a failed exchange too, and is logged as one.
+        const proof = await proofAtEndpoint(services, request, reply, TOKEN_PATH);
+        const tokens = await grant({ request, params: request.body, services, endpointUrl: `${request.tenant.baseUrl}${TOKEN_PATH}`, ...(proof && { proof }) });
+        recordTokenExchange(services, request, request.body.grant_type, { ok: true, scope: tokens.scope, audience });
+        return tokens;
+      } catch (error) {
+        recordTokenExchange(services, request, request.body.grant_type, { ok: false, error });
+        throw error;
+      }
     },
   });
 }

@@ -10,8 +10,9 @@ import { authenticateClient } from '../client-auth/index.js';
 import { AccessDenied, UnauthorizedClient } from '../errors.js';
 import { passwordlessConnectionFor } from '../passwordless/codes.js';
 import { verifyPasswordlessOtp } from '../passwordless/otp.js';
+import { mfaRequired } from '../../mfa/policy.js';
 import type { UserAuthorization } from '../user-tokens/authorization.js';
-import { InvalidGrant, UserBlocked } from '../user-tokens/errors.js';
+import { InvalidGrant, MfaRequired, UserBlocked } from '../user-tokens/errors.js';
 import { issueUserTokens, tokenResponse } from '../user-tokens/issue.js';
 import { resolveUserScopes } from '../user-tokens/scopes.js';
 import { optionalString, requiredString } from './params.js';
@@ -48,6 +49,8 @@ export const passwordlessOtp: GrantHandler = async ({ request, params, services,
   }
   const audience = optionalString(params, 'audience') || tenant.settings.default_audience || null;
   const { scopes, audience: granted } = await resolveUserScopes(services, { tenant, client, user: result.user, requestedScope: optionalString(params, 'scope') ?? '', audience });
+  // A one-time code is a first factor: where the tenant requires a second one, it issues nothing here.
+  if (mfaRequired(tenant)) throw new MfaRequired();
   const authorization: UserAuthorization = { tenant, client, user: result.user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000) };
   return tokenResponse(await issueUserTokens(services, authorization, { accessToken: true, idToken: true, refreshToken: true }));
 };

@@ -1,10 +1,12 @@
 import type { FastifyRequest } from 'fastify';
+import type { VerifiedProof } from '../../crypto/dpop.js';
 import type { Services } from '../../services.js';
 
 /** The successful token response (RFC 6749 §5.1). */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** DPoP when the access token is bound to the proof's key (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope?: string;
   id_token?: string;
@@ -17,6 +19,8 @@ export interface GrantContext {
   services: Services;
   /** This endpoint's absolute URL, for assertion audiences. */
   endpointUrl: string;
+  /** The request's verified DPoP proof, when it sent one: tokens are then bound to its key. */
+  proof?: VerifiedProof;
 }
 
 /** One grant type: authenticates the client as the grant allows, then issues tokens. */

@@ -1,6 +1,7 @@
 /**
  * Authorization codes (RFC 6749 §4.1, RFC 7636): opaque, single use, 60 seconds, stored as SHA-256 hashes and
- * bound to the client, the redirect URI, the PKCE challenge (S256 only) and the authorization they stand for.
+ * bound to the client, the redirect URI, the PKCE challenge (S256 only), the DPoP key of a pushed request
+ * (RFC 9449 §10) and the authorization they stand for.
  * Redemption checks the binding, then claims the code with one conditional update; a second redemption fails
  * and revokes what the first one issued (RFC 9700 §4.5).
  */
@@ -22,6 +23,7 @@ import type { Tenant } from '../../store/tenants.js';
 import { findPrimaryUser } from '../../store/users.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
+import { requireProofForApi } from '../dpop.js';
 import { accessTokenLifetime, issueWithPlan, planIssue } from './issue.js';
 import { hashToken } from './refresh-tokens.js';
 
@@ -36,13 +38,14 @@ interface StoredAuthorization {
   nonce?: string;
   auth_time: number;
   session_id?: string;
+  amr?: string[];
 }
 
 /** Stores a single-use code (SHA-256 hash only, 60 s) bound to the client, redirect URI, PKCE challenge (S256 only) and the authorization; returns the opaque code. */
 export async function createAuthorizationCode(
   services: Services,
   authorization: UserAuthorization,
-  binding: { redirectUri: string; codeChallenge?: string; codeChallengeMethod?: 'S256' },
+  binding: { redirectUri: string; codeChallenge?: string; codeChallengeMethod?: 'S256'; dpopJkt?: string },
 ): Promise<string> {
   if (binding.codeChallenge !== undefined && binding.codeChallengeMethod !== 'S256') {
     // Callers refuse `plain` before this; a challenge without its method is a caller bug, not a user error.
@@ -56,6 +59,7 @@ export async function createAuthorizationCode(
     auth_time: authorization.authTime,
     ...(authorization.nonce !== undefined && { nonce: authorization.nonce }),
     ...(authorization.sessionId !== undefined && { session_id: authorization.sessionId }),
+    ...(authorization.amr !== undefined && { amr: authorization.amr }),
   };
   await insertAuthorizationCode(services.store.db, {
     code_hash: hashToken(code),
@@ -72,6 +76,7 @@ export async function createAuthorizationCode(
     access_token_expires_at: null,
     refresh_token_family: null,
     replayed_at: null,
+    dpop_jkt: binding.dpopJkt ?? null,
   });
   return code;
 }
@@ -85,6 +90,8 @@ export interface CodeRedemption {
   code: string;
   redirectUri: string | undefined;
   codeVerifier: string | undefined;
+  /** The thumbprint of the token request's DPoP proof, if it sent one. */
+  dpopJkt?: string;
 }
 
 function verifierMatches(verifier: string, challenge: string): boolean {
@@ -117,6 +124,8 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
   }
   if (row.expires_at <= Date.now()) throw new InvalidGrant('Invalid authorization code');
   if (redemption.redirectUri !== row.redirect_uri) throw new InvalidGrant('redirect_uri does not match the one of the authorization request');
+  // RFC 9449 §10: a code pushed with a DPoP key is redeemed with that key's proof only.
+  if (row.dpop_jkt !== null && row.dpop_jkt !== undefined && row.dpop_jkt !== redemption.dpopJkt) throw new InvalidGrant('The authorization code is bound to another DPoP key');
   if (row.code_challenge !== null) {
     if (redemption.codeVerifier === undefined) throw new InvalidGrant('code_verifier is required');
     if (!CODE_VERIFIER.test(redemption.codeVerifier) || !verifierMatches(redemption.codeVerifier, row.code_challenge)) {
@@ -141,8 +150,12 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
     authTime: stored.auth_time,
     ...(stored.nonce !== undefined && { nonce: stored.nonce }),
     ...(stored.session_id !== undefined && { sessionId: stored.session_id }),
+    ...(redemption.dpopJkt !== undefined && { dpopJkt: redemption.dpopJkt }),
+    ...(stored.amr !== undefined && { amr: stored.amr }),
   };
 
+  // Before the claim, so a refusal leaves the code usable with a proof.
+  await requireProofForApi(services, tenant.id, authorization.audience, authorization.dpopJkt);
   const plan = planIssue();
   const wantsRefresh = stored.scopes.includes('offline_access') && client.grant_types.includes('refresh_token');
   // Recorded before issuing, so a replay that comes at any moment after the claim finds what to revoke.

@@ -22,6 +22,10 @@ export interface UserAuthorization {
   authTime: number;
   /** The SSO session's public id (the ID token's `sid`); absent for credentials grants. */
   sessionId?: string;
+  /** RFC 9449: the DPoP key (thumbprint) of this token request's proof; the access token is bound to it. */
+  dpopJkt?: string;
+  /** How the user authenticated (the ID token's `amr`, e.g. ["pwd","mfa"]), where known. */
+  amr?: string[];
 }
 
 /** What /authorize asks to be issued in the front channel, and what the token endpoint returns. */
@@ -29,7 +33,7 @@ export interface IssuedUserTokens {
   access_token?: string;
   id_token?: string;
   refresh_token?: string;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   /** Lifetime of the access token, seconds. */
   expires_in: number;
   scope: string;

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { leftHalfHash, signIdToken } from '../../crypto/id-token.js';
 import { signAccessToken } from '../../crypto/jwt.js';
 import type { Services } from '../../services.js';
+import { requireProofForApi } from '../dpop.js';
 import type { TokenResponse } from '../token/types.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { userClaims } from './claims.js';
@@ -75,10 +76,11 @@ export async function issueWithPlan(
   plan: IssuePlan,
 ): Promise<IssueOutcome> {
   const { tenant, client, user, scopes } = authorization;
+  if (want.accessToken) await requireProofForApi(services, tenant.id, authorization.audience, authorization.dpopJkt);
   const openid = scopes.includes('openid');
   const scope = scopes.join(' ');
   const lifetime = await accessTokenLifetime(services, authorization);
-  const tokens: IssuedUserTokens = { token_type: 'Bearer', expires_in: lifetime, scope };
+  const tokens: IssuedUserTokens = { token_type: authorization.dpopJkt !== undefined ? 'DPoP' : 'Bearer', expires_in: lifetime, scope };
 
   let accessToken: Promise<string> | undefined;
   if (want.accessToken) {
@@ -92,6 +94,7 @@ export async function issueWithPlan(
       scope,
       jti: plan.accessTokenJti,
       ...(want.grantType !== undefined && { gty: want.grantType }),
+      ...(authorization.dpopJkt !== undefined && { cnf: { jkt: authorization.dpopJkt } }),
       ...(await permissionsClaim(services, authorization)),
     };
     accessToken = signAccessToken(services.keyRing, tenant.id, claims, lifetime).then((t) => t.token);
@@ -107,6 +110,7 @@ export async function issueWithPlan(
         azp: client.client_id,
         ...userClaims(user, scopes),
         auth_time: authorization.authTime,
+        ...(authorization.amr !== undefined && { amr: authorization.amr }),
         ...(authorization.nonce !== undefined && { nonce: authorization.nonce }),
         ...(authorization.sessionId !== undefined && { sid: authorization.sessionId }),
         ...(accessToken && { at_hash: leftHalfHash(await accessToken) }),

@@ -8,12 +8,14 @@
 import type { FastifyRequest } from 'fastify';
 import { authenticateWithPassword, databaseConnectionFor } from '../../connections/database-users.js';
 import { InvalidRequest } from '../../http/errors.js';
+import { recordPasswordLogin } from '../../logs/login-outcomes.js';
 import { PasswordLeaked, TooManyAttempts } from '../../protection/errors.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
-import { UserBlocked, WrongCredentials } from './errors.js';
+import { mfaRequired } from '../../mfa/policy.js';
+import { MfaRequired, UserBlocked, WrongCredentials } from './errors.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { resolveUserScopes } from './scopes.js';
 
@@ -35,11 +37,15 @@ export async function passwordLogin(services: Services, request: FastifyRequest,
   const connection = await databaseConnectionFor(services, tenant, client.client_id, login.connectionName);
   if (!connection) throw new InvalidRequest(login.unusableConnection);
   const result = await authenticateWithPassword(services, connection, login.username, login.password, request.ip);
+  // The grant writes its own `sepft` on success (auth-api/token/index.ts); failures are logged by their kind here.
+  recordPasswordLogin(services, { request, client: { client_id: client.client_id, name: client.name }, connection, identifier: login.username, success: null }, result);
   if (result.outcome === 'wrong_credentials') throw new WrongCredentials();
   if (result.outcome === 'blocked') throw new UserBlocked();
   if (result.outcome === 'too_many_attempts') throw new TooManyAttempts(result.reason);
   if (result.outcome === 'password_leaked') throw new PasswordLeaked();
   const { user } = result;
+  // Only after the password was right, as the reference answers: the password alone issues nothing.
+  if (mfaRequired(tenant)) throw new MfaRequired();
   const audience = login.audience || tenant.settings.default_audience || null;
   const { scopes, audience: granted } = await resolveUserScopes(services, { tenant, client, user, requestedScope: login.scope ?? '', audience });
   const authorization: UserAuthorization = { tenant, client, user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000) };

@@ -19,6 +19,7 @@ import { findPrimaryUser } from '../../store/users.js';
 import { InvalidScope } from '../errors.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
+import { requireProofForApi } from '../dpop.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { createRefreshToken, hashToken, refreshPolicy, type FamilyPlacement } from './refresh-tokens.js';
 import { parseScope, resolveUserScopes } from './scopes.js';
@@ -30,6 +31,8 @@ export interface RefreshExchange {
   refreshToken: string;
   /** A narrower scope for this access token (RFC 6749 §6); the refresh token keeps the original grant. */
   requestedScope: string | undefined;
+  /** The thumbprint of the request's DPoP proof, if it sent one. */
+  dpopJkt?: string;
 }
 
 /** Revokes the whole family: the token was used after its reuse interval, so someone holds a copy. */
@@ -53,6 +56,8 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   const policy = refreshPolicy(client);
   // Switching the client's rotation type leaves the tokens of the other kind unusable (C.3).
   if (token.rotating !== policy.rotating) throw invalid();
+  // RFC 9449 §5: a bound refresh token is used with a proof of the same key, and nothing else.
+  if (token.dpop_jkt !== null && token.dpop_jkt !== undefined && token.dpop_jkt !== exchange.dpopJkt) throw new InvalidGrant('The refresh token is bound to another DPoP key');
 
   // A rotated token past its reuse interval means a copy is in other hands: the family dies before anything else.
   // With no reuse interval (leeway 0) any second use is a reuse, however close to the first.
@@ -71,6 +76,8 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   // Roles or the API may have changed since the grant: the user grants only what they still may.
   const { scopes } = await resolveUserScopes(services, { tenant, client, user, requestedScope: requested.join(' '), audience: token.audience });
 
+  // Before the rotation, so a refusal leaves the refresh token usable with a proof.
+  await requireProofForApi(services, tenant.id, token.audience, exchange.dpopJkt);
   let family: FamilyPlacement | undefined;
   if (policy.rotating) {
     if (token.rotated_at === null && !(await markRefreshTokenRotated(db, token.id, now))) {
@@ -92,6 +99,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
     audience: token.audience,
     authTime: Math.floor(token.authenticated_at / 1000),
     ...(token.session_id !== null && { sessionId: token.session_id }),
+    ...(exchange.dpopJkt !== undefined && { dpopJkt: exchange.dpopJkt }),
   };
   // The new refresh token carries the whole original grant, not the narrowed scope.
   const outcome = await issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: false }, planIssue());

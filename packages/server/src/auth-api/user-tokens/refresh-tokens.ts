@@ -2,7 +2,7 @@
  * Refresh tokens: opaque random strings, stored as SHA-256 hashes, in families (store/refresh-tokens.ts).
  * The client's `refresh_token` settings decide rotation, the reuse interval (`leeway`) and the absolute and
  * idle lifetimes. Public clients always rotate (RFC 9700 §4.14.2: their refresh tokens must be
- * sender-constrained or rotated, and Gatehouse does not sender-constrain).
+ * sender-constrained or rotated); with a DPoP proof they are sender-constrained as well (RFC 9449 §5).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { randomSecret } from '../../crypto/ids.js';
@@ -35,6 +35,11 @@ export function refreshPolicy(client: Client): RefreshPolicy {
     absoluteMs: !expiring || settings?.infinite_token_lifetime ? null : (settings?.token_lifetime ?? DEFAULT_ABSOLUTE_SECONDS) * 1000,
     idleMs: !expiring || settings?.infinite_idle_token_lifetime ? null : (settings?.idle_token_lifetime ?? DEFAULT_IDLE_SECONDS) * 1000,
   };
+}
+
+/** Public clients prove nothing at the token endpoint but their DPoP key. */
+function isPublic(client: Client): boolean {
+  return client.token_endpoint_auth_method === 'none' && client.client_authentication_methods === undefined;
 }
 
 export function hashToken(token: string): string {
@@ -81,6 +86,9 @@ export async function createRefreshToken(
     revoked_at: null,
     expires_at: family.expiresAt !== undefined ? family.expiresAt : policy.absoluteMs === null ? null : now + policy.absoluteMs,
     idle_expires_at: policy.idleMs === null ? null : now + policy.idleMs,
+    // RFC 9449 §5: a public client's refresh token is bound to its DPoP key (a confidential client's is
+    // bound by its authentication already).
+    dpop_jkt: authorization.dpopJkt !== undefined && isPublic(authorization.client) ? authorization.dpopJkt : null,
   };
   await insertRefreshToken(services.store.db, row);
   return token;

@@ -5,7 +5,7 @@
  * https (or data:image) URL is replaced by a monogram.
  */
 import { ASSET_URLS } from '../assets.js';
-import { escapeHtml, html, type HtmlValue, type SafeHtml } from './html.js';
+import { escapeHtml, html, raw, type HtmlValue, type SafeHtml } from './html.js';
 
 export { escapeHtml, html, raw, SafeHtml, type HtmlValue } from './html.js';
 
@@ -13,11 +13,17 @@ export interface Branding {
   name: string;
   logoUrl?: string;
   primaryColor?: string;
+  /** /api/v2/branding `colors.page_background`, `favicon_url` and `font.url`. */
+  pageBackground?: string;
+  faviconUrl?: string;
+  fontUrl?: string;
 }
 
 export interface PageContext {
   branding: Branding;
   cspNonce: string;
+  /** The page's language (login/texts.ts); English when not given. */
+  language?: string;
 }
 
 export const DEFAULT_PRIMARY_COLOR = '#3559e0';
@@ -39,7 +45,7 @@ function cspSource(value: string): string {
 }
 
 /** The Content-Security-Policy for a hosted page; options widen form-action (form_post to a client) or frame-ancestors (web_message). */
-export function hostedPageCsp(nonce: string, options: { formAction?: string[]; frameAncestors?: string[] } = {}): string {
+export function hostedPageCsp(nonce: string, options: { formAction?: string[]; frameAncestors?: string[]; fontSrc?: string } = {}): string {
   // The nonce lands inside the header; a malformed one could inject directives.
   if (!NONCE.test(nonce)) throw new TypeError('CSP nonce must be base64 of at least 12 random bytes');
   const formAction = ["'self'", ...new Set((options.formAction ?? []).map(cspSource))];
@@ -49,6 +55,8 @@ export function hostedPageCsp(nonce: string, options: { formAction?: string[]; f
     "script-src 'self'",
     `style-src 'self' 'nonce-${nonce}'`,
     "img-src 'self' https: data:",
+    // The tenant's brand font (an https URL from /api/v2/branding), from its origin only.
+    ...(options.fontSrc ? [`font-src ${cspSource(options.fontSrc)}`] : []),
     `form-action ${formAction.join(' ')}`,
     `frame-ancestors ${frameAncestors.length > 0 ? frameAncestors.join(' ') : "'none'"}`,
     "base-uri 'none'",
@@ -123,6 +131,8 @@ function initialOf(name: string): string {
  * does not ask for /favicon.ico (which no tenant has).
  */
 function favicon(branding: Branding, brand: string, onBrand: string): string {
+  const icon = safeImageUrl(branding.faviconUrl);
+  if (icon) return icon;
   const logo = safeImageUrl(branding.logoUrl);
   if (logo) return logo;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="${brand}"/><text x="16" y="22" font-family="system-ui,sans-serif" font-size="18" font-weight="700" text-anchor="middle" fill="${onBrand}">${escapeHtml(initialOf(branding.name))}</text></svg>`;
@@ -153,11 +163,30 @@ export function formGuards(csrfToken: string, transaction: string | undefined): 
 }
 
 /** A whole hosted page: the document, the stylesheet, the brand colour under the nonce, and the card. */
+/** The brand font, when it is an https URL (what the CSP's font-src allows), else none. */
+export function safeFontUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return new URL(value).protocol === 'https:' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The page background and brand font, as CSS under the nonce; values are checked, never passed through. */
+function brandExtras(branding: Branding): string {
+  const background = branding.pageBackground !== undefined && HEX_COLOR.test(branding.pageBackground) ? `body{background:${branding.pageBackground}}` : '';
+  const font = safeFontUrl(branding.fontUrl);
+  // JSON.stringify quotes the URL for CSS; `<` cannot end the style element since the URL parsed as https.
+  const face = font ? `@font-face{font-family:"Brand";src:url(${JSON.stringify(font).replace(/</g, '%3C')})}body{font-family:"Brand",system-ui,sans-serif}` : '';
+  return background + face;
+}
+
 export function renderDocument(ctx: PageContext, page: { title: string; content: HtmlValue; wide?: boolean }): string {
   const { brand, onBrand, ink } = brandPalette(ctx.branding.primaryColor);
   const tenantName = ctx.branding.name;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${ctx.language ?? 'en'}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -166,7 +195,7 @@ export function renderDocument(ctx: PageContext, page: { title: string; content:
 <title>${page.title} · ${tenantName}</title>
 <link rel="icon" href="${favicon(ctx.branding, brand, onBrand)}">
 <link rel="stylesheet" href="${ASSET_URLS.stylesheet}">
-<style nonce="${ctx.cspNonce}">:root{--brand:${brand};--on-brand:${onBrand};--brand-ink:${ink}}</style>
+<style nonce="${ctx.cspNonce}">:root{--brand:${brand};--on-brand:${onBrand};--brand-ink:${ink}}${raw(brandExtras(ctx.branding))}</style>
 </head>
 <body>
 <main class="shell">

@@ -4,11 +4,12 @@
  * keyboard reaches the password straight from the identifier.
  */
 import { alert, formGuards, html, renderDocument, type PageContext } from './chrome.js';
+import { DEFAULT_LOGIN_TEXTS, withClientName, type LoginTexts } from './texts.js';
 
 const IDENTIFIER = {
-  email: { label: 'Email address', type: 'email', inputmode: 'email' },
-  username: { label: 'Username', type: 'text', inputmode: 'text' },
-  email_or_username: { label: 'Email or username', type: 'text', inputmode: 'email' },
+  email: { label: 'emailPlaceholder', type: 'email', inputmode: 'email' },
+  username: { label: 'usernamePlaceholder', type: 'text', inputmode: 'text' },
+  email_or_username: { label: 'emailOrUsernamePlaceholder', type: 'text', inputmode: 'email' },
 } as const;
 
 export function renderLoginPage(
@@ -23,27 +24,30 @@ export function renderLoginPage(
     error?: string;
     signupUrl?: string;
     forgotPasswordUrl?: string;
+    /** The page's texts in its language (login/texts.ts). */
+    texts?: LoginTexts;
   },
 ): string {
+  const t = view.texts ?? DEFAULT_LOGIN_TEXTS;
   const identifier = IDENTIFIER[view.identifierKind];
   // Back after a failed attempt: the identifier is kept, so the cursor goes where the next keystroke belongs.
   const focusPassword = Boolean(view.identifier);
-  const content = html`<h1>Log in</h1>
-<p class="lead">to continue to <strong>${view.clientName}</strong></p>
+  const content = html`<h1>${t.title}</h1>
+<p class="lead">${withClientName(t.description, view.clientName)}</p>
 ${alert('error', view.error)}
 <form method="post" action="${view.action}">
 ${formGuards(view.csrfToken, view.transaction)}
 <div class="field">
-<label for="username">${identifier.label}</label>
+<label for="username">${t[identifier.label]}</label>
 <input id="username" name="username" type="${identifier.type}" inputmode="${identifier.inputmode}" value="${view.identifier ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="320"${focusPassword ? '' : html` autofocus`}>
 </div>
 <div class="field">
-<label for="password">Password</label>
+<label for="password">${t.passwordPlaceholder}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${focusPassword ? html` autofocus` : ''}>
-${view.forgotPasswordUrl ? html`<p class="field-link"><a href="${view.forgotPasswordUrl}">Forgot password?</a></p>` : ''}
+${view.forgotPasswordUrl ? html`<p class="field-link"><a href="${view.forgotPasswordUrl}">${t.forgotPasswordText}</a></p>` : ''}
 </div>
-<div class="actions"><button class="button button-primary" type="submit">Continue</button></div>
+<div class="actions"><button class="button button-primary" type="submit">${t.buttonText}</button></div>
 </form>
-${view.signupUrl ? html`<p class="switch">Don’t have an account? <a href="${view.signupUrl}">Sign up</a></p>` : ''}`;
-  return renderDocument(ctx, { title: 'Log in', content });
+${view.signupUrl ? html`<p class="switch">${t.signupActionText} <a href="${view.signupUrl}">${t.signupActionLinkText}</a></p>` : ''}`;
+  return renderDocument(ctx, { title: t.pageTitle, content });
 }

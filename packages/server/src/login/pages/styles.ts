@@ -427,6 +427,23 @@ input[aria-invalid="true"] { border-color: var(--danger); }
 
 .fine-print { margin: 16px 0 0; font-size: 13px; color: var(--muted); text-align: center; }
 
+.qr { display: block; width: 192px; height: 192px; margin: 8px auto 12px; }
+
+.qr svg { display: block; width: 100%; height: 100%; }
+
+.secret {
+  margin: 0 0 18px;
+  padding: 10px 12px;
+  border: 1px solid var(--border-soft);
+  border-radius: 8px;
+  background: #f6f7f9;
+  font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace;
+  font-size: 15px;
+  letter-spacing: 0.04em;
+  text-align: center;
+  overflow-wrap: anywhere;
+}
+
 .visually-hidden {
   position: absolute;
   width: 1px;

@@ -4,12 +4,19 @@ import type { Client } from '../../../store/clients.js';
 import type { Tenant } from '../../../store/tenants.js';
 import type { AuthorizationRequest, RawParameters } from '../request.js';
 
+/** Where the checks run: the browser's /authorize, or a client's pushed request (/oauth/par, RFC 9126). */
+export type CheckEndpoint = 'authorize' | 'par';
+
 export interface CheckContext {
   services: Services;
   tenant: Tenant;
+  endpoint: CheckEndpoint;
+  /** May be replaced by the parameters of a pushed request (request_uri) or of a request object (request). */
   params: RawParameters;
-  /** Set by the client check. */
+  /** Set by the client check; at /oauth/par, set beforehand by client authentication. */
   client?: Client;
+  /** Set when the parameters came from a pushed authorization request (request_uri). */
+  pushed?: { dpopJkt: string | null };
   /** Filled in field by field; complete once every check has run. */
   request: Partial<AuthorizationRequest>;
 }

@@ -1,0 +1,14 @@
+/**
+ * A client or tenant with `require_pushed_authorization_requests` takes authorization requests only through
+ * /oauth/par (RFC 9126 §6): at /authorize the parameters must come from a request_uri.
+ */
+import { InvalidRequest } from '../../../http/errors.js';
+import { clientOf, type AuthorizeCheck } from './context.js';
+
+export const checkPushedRequired: AuthorizeCheck = (context) => {
+  if (context.endpoint !== 'authorize' || context.pushed) return;
+  const client = clientOf(context);
+  if (client.require_pushed_authorization_requests === true || context.tenant.settings.require_pushed_authorization_requests === true) {
+    throw new InvalidRequest('Pushed Authorization Request is required: send the request to /oauth/par first, then request_uri here');
+  }
+};

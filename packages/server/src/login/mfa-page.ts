@@ -1,0 +1,160 @@
+/**
+ * GET/POST /u/mfa: the second step of a login when the tenant's policy requires MFA (the domain logic is
+ * mfa/login-step.ts). One page, whose view follows the login's state: enroll an authenticator app, answer with
+ * a code (or, with `?method=recovery-code`, the recovery code), or keep the recovery code shown once. What
+ * the form posts is read against that state, never trusted to name it.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { MFA_PATH, RESUME_PATH } from '../auth-api/authorize/complete.js';
+import { InvalidRequest } from '../http/errors.js';
+import { htmlPage, redirect } from '../http/responses.js';
+import { answerSecondFactor, findSecondFactorChallenge, finishSecondFactor, secondFactorView, type MfaChallenge } from '../mfa/login-step.js';
+import type { App, Services } from '../services.js';
+import { findPrimaryUser, type User } from '../store/users.js';
+import { formFields, PAGE_TAGS, STALE_STEP } from './documentation.js';
+import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
+import { sendErrorPage } from './error-page.js';
+import { formOutcome, redirectWithOutcome } from './form-outcome.js';
+import { sendHostedPage } from './hosted-page.js';
+import { qrCodeSvg, renderMfaChallengePage, renderMfaEnrollPage, renderMfaRecoveryCodeEntryPage, renderMfaRecoveryCodePage } from './pages/mfa.js';
+import { startSession } from './session.js';
+import { formBody, loadStep, type LoginStep } from './step.js';
+import { saveLoginTransactionRequest } from './transactions.js';
+
+const RECOVERY_METHOD = 'recovery-code';
+
+const place = (step: LoginStep, method?: string) => ({
+  page: 'mfa',
+  binding: step.transaction.id,
+  url: `${MFA_PATH}?state=${step.transaction.id}${method ? `&method=${method}` : ''}`,
+});
+
+const STEP_QUERY = documentedOnly({
+  querystring: frontChannelParameters(
+    {
+      state: 'The login transaction, from the redirect that led here',
+      method: 'recovery-code: answer with the recovery code instead of a code from the app',
+      retry: "Set by the redirect after the form's POST: the page shows that post's outcome (form-outcome.ts)",
+    },
+    ['state'],
+  ),
+});
+
+interface MfaStep extends LoginStep {
+  challenge: MfaChallenge;
+  user: User;
+}
+
+/** The step, its challenge and its user; the error page when the login is not waiting for a second factor. */
+async function loadMfaStep(request: FastifyRequest, reply: FastifyReply, services: Services, method: 'GET' | 'POST'): Promise<MfaStep | undefined> {
+  const step = await loadStep(request, reply, services, method);
+  if (!step) return undefined;
+  const challenge = await findSecondFactorChallenge(services, request.tenant.id, step.transaction.id);
+  const user = challenge && (await findPrimaryUser(services.store.db, request.tenant.id, challenge.userId));
+  if (!challenge || !user || user.blocked) {
+    sendErrorPage(reply, request, new InvalidRequest('This sign-in step has expired or was already completed. Go back to the application and sign in again.'));
+    return undefined;
+  }
+  return { ...step, challenge, user };
+}
+
+export function registerMfaPage(app: App, services: Services): void {
+  app.get(MFA_PATH, {
+    config: { rateLimit: { bucket: 'authorize' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'The second step of a login: enroll an authenticator app, answer with a code or the recovery code, or keep the new recovery code',
+      ...STEP_QUERY,
+      response: {
+        200: htmlPage('The step: the enrollment (QR code and key), the code form, the recovery code form, or the recovery code to keep'),
+        400: htmlPage('The form again after a wrong code; or the error page (a stale login transaction, or a login not waiting for a second factor)'),
+        429: htmlPage('The form again after a refused answer: too many wrong codes, so the account is locked for MFA until an administrator lifts it'),
+      },
+    },
+  }, async (request, reply) => {
+    const step = await loadMfaStep(request, reply, services, 'GET');
+    if (!step) return reply;
+    const outcome = formOutcome(request, services, place(step));
+    const form = {
+      action: MFA_PATH,
+      csrfToken: step.transaction.csrfToken,
+      transaction: step.transaction.id,
+      ...(outcome?.error !== undefined && { error: outcome.error }),
+    };
+    const options = { status: outcome?.status ?? 200, formAction: [step.transaction.request.redirectUri] };
+    const view = await secondFactorView(services, request.tenant, step.challenge, step.user);
+    switch (view.kind) {
+      case 'enroll': {
+        const qrSvg = await qrCodeSvg(view.uri);
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaEnrollPage(ctx, { ...form, secret: view.secret, qrSvg }), options);
+      }
+      case 'recovery-code':
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodePage(ctx, { ...form, code: view.code }), options);
+      case 'challenge': {
+        const wantsRecovery = (request.query as Record<string, unknown>).method === RECOVERY_METHOD && view.hasRecoveryCode;
+        if (wantsRecovery) return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodeEntryPage(ctx, { ...form, codeUrl: place(step).url }), options);
+        const recoveryCodeUrl = view.hasRecoveryCode ? place(step, RECOVERY_METHOD).url : undefined;
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaChallengePage(ctx, { ...form, ...(recoveryCodeUrl && { recoveryCodeUrl }) }), options);
+      }
+    }
+  });
+
+  app.post(MFA_PATH, {
+    config: { rateLimit: { bucket: 'login' } },
+    schema: {
+      tags: PAGE_TAGS,
+      summary: 'Answer the second step of a login',
+      ...formFields({
+        code: 'The 6-digit code from the authenticator app (enrollment and challenge)',
+        recovery_code: 'The recovery code, instead of a code',
+        saved: 'yes: the person has kept the recovery code shown (finishes the login)',
+      }),
+      response: {
+        303: redirect('Done: to /authorize/resume; or back to the page, which shows the recovery code to keep or what went wrong'),
+        400: STALE_STEP,
+      },
+    },
+  }, async (request, reply) => {
+    const step = await loadMfaStep(request, reply, services, 'POST');
+    if (!step) return reply;
+    const { challenge, transaction } = step;
+    const body = formBody(request);
+
+    const finish = async () => {
+      const amr = await finishSecondFactor(services, challenge);
+      if (!amr) return sendErrorPage(reply, request, new InvalidRequest('This sign-in step was already completed. Go back to the application and sign in again.'));
+      await startSession(request, reply, services, step.user, Date.now(), amr);
+      transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+      await saveLoginTransactionRequest(services, transaction);
+      return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
+    };
+
+    // The recovery code was shown: the login finishes once the person says they kept it.
+    if (challenge.recoveryCodeSealed) return finish();
+
+    const byRecoveryCode = body.recovery_code !== undefined;
+    const back = place(step, byRecoveryCode ? RECOVERY_METHOD : undefined);
+    const answer = byRecoveryCode ? { recoveryCode: (body.recovery_code ?? '').slice(0, 64) } : { code: (body.code ?? '').slice(0, 16) };
+    const result = await answerSecondFactor(services, challenge, answer);
+    switch (result.outcome) {
+      case 'done':
+        return finish();
+      case 'show-recovery-code':
+        return reply.redirect(place(step).url, 303);
+      case 'wrong':
+        return redirectWithOutcome(reply, request, services, back, {
+          status: result.nowLocked ? 429 : 400,
+          error: result.nowLocked
+            ? 'Too many wrong codes: multi-factor authentication is locked for this account. Contact the administrator of this application to unlock it.'
+            : byRecoveryCode
+              ? 'That recovery code is not right. Check it and try again.'
+              : 'That code is not right. Enter the code your authenticator app shows now.',
+        });
+      case 'locked':
+        return redirectWithOutcome(reply, request, services, back, {
+          status: 429,
+          error: 'Too many wrong codes: multi-factor authentication is locked for this account. Contact the administrator of this application to unlock it.',
+        });
+    }
+  });
+}

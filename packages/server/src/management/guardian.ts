@@ -1,0 +1,86 @@
+/**
+ * /api/v2/guardian (the reference's names): the tenant's MFA policy and which factors are enabled (mfa/policy.ts).
+ *  - GET /guardian/factors lists every factor the reference knows, each with `enabled`; only `otp` and
+ *    `recovery-code` exist here, so the others are always disabled.
+ *  - PUT /guardian/factors/{name} switches one; enabling a factor this service does not offer answers 501
+ *    (disabling it is true already, so it succeeds).
+ *  - GET/PUT /guardian/policies: [] (never) or ["all-applications"]; the reference's `confidence-score`
+ *    (adaptive MFA) answers 501.
+ * Writes go into the tenant's settings document, as attack protection's do, and drop the cached tenant.
+ */
+import { Type } from '@fastify/type-provider-typebox';
+import { NotFound, NotOffered } from '../http/errors.js';
+import { errorResponses } from '../http/responses.js';
+import { GUARDIAN_FACTOR_NAMES, type GuardianFactorName } from '../mfa/factor.js';
+import { factorEnabled, mfaPolicies, SUPPORTED_FACTORS, type MfaSettings } from '../mfa/policy.js';
+import type { App, Services } from '../services.js';
+import { findTenantById, updateTenant, type Tenant } from '../store/tenants.js';
+import { operation } from './operation.js';
+
+const FactorName = Type.String({ enum: [...GUARDIAN_FACTOR_NAMES], description: 'The factor' });
+const FactorView = Type.Object({ name: FactorName, enabled: Type.Boolean(), trial_expired: Type.Boolean() });
+const Enabled = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
+const Policy = Type.Union([Type.Literal('all-applications'), Type.Literal('confidence-score')]);
+const Policies = Type.Array(Policy, { maxItems: 1, description: '[] (never) or ["all-applications"] (every login)' });
+
+export function registerGuardian(api: App, services: Services): void {
+  const db = services.store.db;
+
+  async function current(tenantId: string): Promise<Tenant> {
+    const tenant = await findTenantById(db, tenantId);
+    if (!tenant) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
+    return tenant;
+  }
+
+  async function save(tenant: Tenant, mfa: MfaSettings): Promise<void> {
+    await updateTenant(db, tenant.id, { settings: { ...tenant.settings, mfa: { ...tenant.settings.mfa, ...mfa } } });
+    services.tenants.invalidate();
+  }
+
+  api.get('/guardian/factors', {
+    ...operation(['read:guardian_factors'], { summary: 'List the MFA factors and whether each is enabled', response: { 200: Type.Array(FactorView) } }),
+    handler: async (request) => {
+      const tenant = await current(request.tenant.id);
+      return GUARDIAN_FACTOR_NAMES.map((name) => ({ name, enabled: factorEnabled(tenant, name), trial_expired: false }));
+    },
+  });
+
+  api.put('/guardian/factors/:name', {
+    ...operation(['update:guardian_factors'], {
+      summary: 'Enable or disable an MFA factor',
+      params: Type.Object({ name: FactorName }),
+      body: Enabled,
+      response: { 200: Enabled, ...errorResponses('management', { 501: 'not_offered: a factor this server does not offer (only otp and recovery-code)' }) },
+    }),
+    handler: async (request) => {
+      const name = request.params.name as GuardianFactorName;
+      const { enabled } = request.body;
+      if (!SUPPORTED_FACTORS.includes(name)) {
+        if (enabled) throw new NotOffered(`The ${name} factor`, 'is not offered by this server (otp and recovery-code are).');
+        return { enabled: false };
+      }
+      const tenant = await current(request.tenant.id);
+      await save(tenant, { factors: { ...tenant.settings.mfa?.factors, [name]: enabled } });
+      return { enabled };
+    },
+  });
+
+  api.get('/guardian/policies', {
+    ...operation(['read:mfa_policies'], { summary: 'Get the MFA policy', response: { 200: Policies } }),
+    handler: async (request) => mfaPolicies(await current(request.tenant.id)),
+  });
+
+  api.put('/guardian/policies', {
+    ...operation(['update:mfa_policies'], {
+      summary: 'Set the MFA policy',
+      body: Policies,
+      response: { 200: Policies, ...errorResponses('management', { 501: 'not_offered: confidence-score (adaptive MFA) is not offered' }) },
+    }),
+    handler: async (request) => {
+      if (request.body.includes('confidence-score')) throw new NotOffered('The confidence-score policy (adaptive MFA)', 'is not offered by this server; use [] or ["all-applications"].');
+      const policies = request.body.filter((p) => p === 'all-applications');
+      await save(await current(request.tenant.id), { policies });
+      return policies;
+    },
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * A user's second factors through the Management API (the reference's names and scopes):
+ *  - /users/{id}/authentication-methods: list (offset paging, collection `authenticators`), get one, delete
+ *    one, delete all;
+ *  - /users/{id}/enrollments: the user's authenticator (TOTP) enrollments in the older Guardian shape;
+ *  - POST /users/{id}/recovery-code-regeneration: a new recovery code, returned once (the old one stops working);
+ *  - DELETE /users/{id}/authenticators: every factor at once, so the user enrolls afresh at the next login.
+ * Creating or updating a method through this API (the reference's POST/PATCH) is not offered: a TOTP secret
+ * must reach the person's device, which the hosted enrollment page does.
+ * Only primary users are addressed (a linked secondary identity is a 404, as elsewhere in /users).
+ */
+import { Type } from '@fastify/type-provider-typebox';
+import { NotFound } from '../http/errors.js';
+import { errorResponses, noContent } from '../http/responses.js';
+import { recoveryCode } from '../mfa/recovery-code.js';
+import type { App, Services } from '../services.js';
+import { deleteMfaEnrollment, deleteMfaEnrollments, findMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
+import { findPrimaryUser, type User } from '../store/users.js';
+import { operation } from './operation.js';
+import { pagedList, paginate, pagingFields } from './pagination.js';
+import { USER_ID_PATTERN, UserNotFound } from './users.js';
+
+const UserId = Type.String({ minLength: 3, maxLength: 321, pattern: USER_ID_PATTERN });
+const UserParams = Type.Object({ id: UserId });
+const MethodParams = Type.Object({ id: UserId, authentication_method_id: Type.String({ minLength: 1, maxLength: 100 }) });
+const { from: _from, take: _take, ...offsetPaging } = pagingFields;
+const ListQuery = Type.Object(offsetPaging, { additionalProperties: false });
+
+const Method = Type.Object({
+  id: Type.String(),
+  type: Type.Union([Type.Literal('totp'), Type.Literal('recovery-code')]),
+  confirmed: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+  enrolled_at: Type.Optional(Type.String({ format: 'date-time' })),
+  last_auth_at: Type.Optional(Type.String({ format: 'date-time' })),
+});
+const Enrollment = Type.Object({
+  id: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('confirmed')]),
+  type: Type.Literal('authenticator'),
+  auth_method: Type.Literal('authenticator'),
+  enrolled_at: Type.Optional(Type.String({ format: 'date-time' })),
+  last_auth: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function methodView(e: MfaEnrollment) {
+  return {
+    id: e.id,
+    type: e.type,
+    confirmed: e.confirmed,
+    created_at: iso(e.createdAt),
+    ...(e.confirmedAt !== null && { enrolled_at: iso(e.confirmedAt) }),
+    ...(e.lastAuthAt !== null && { last_auth_at: iso(e.lastAuthAt) }),
+  };
+}
+
+function enrollmentView(e: MfaEnrollment) {
+  return {
+    id: e.id,
+    status: e.confirmed ? ('confirmed' as const) : ('pending' as const),
+    type: 'authenticator' as const,
+    auth_method: 'authenticator' as const,
+    ...(e.confirmedAt !== null && { enrolled_at: iso(e.confirmedAt) }),
+    ...(e.lastAuthAt !== null && { last_auth: iso(e.lastAuthAt) }),
+  };
+}
+
+class AuthenticationMethodNotFound extends NotFound {
+  constructor() {
+    super('The authentication method does not exist.', 'inexistent_authentication_method');
+  }
+}
+
+export function registerUserAuthenticationMethods(api: App, services: Services): void {
+  const db = services.store.db;
+
+  async function userOr404(tenantId: string, id: string): Promise<User> {
+    const user = await findPrimaryUser(db, tenantId, id);
+    if (!user) throw new UserNotFound();
+    return user;
+  }
+
+  api.get('/users/:id/authentication-methods', {
+    ...operation(['read:authentication_methods'], {
+      summary: "List a user's authentication methods",
+      params: UserParams,
+      querystring: ListQuery,
+      response: { 200: pagedList(Method, 'authenticators'), ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
+    handler: async (request) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      return paginate((await listMfaEnrollments(db, request.tenant.id, user.user_id)).map(methodView), request.query, 'authenticators');
+    },
+  });
+
+  api.get('/users/:id/authentication-methods/:authentication_method_id', {
+    ...operation(['read:authentication_methods'], {
+      summary: "Get one of a user's authentication methods",
+      params: MethodParams,
+      response: { 200: Method, ...errorResponses('management', { 404: 'inexistent_user or inexistent_authentication_method' }) },
+    }),
+    handler: async (request) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      const method = await findMfaEnrollment(db, request.tenant.id, user.user_id, request.params.authentication_method_id);
+      if (!method) throw new AuthenticationMethodNotFound();
+      return methodView(method);
+    },
+  });
+
+  api.delete('/users/:id/authentication-methods/:authentication_method_id', {
+    ...operation(['delete:authentication_methods'], {
+      summary: "Delete one of a user's authentication methods",
+      params: MethodParams,
+      response: { 204: noContent('Deleted'), ...errorResponses('management', { 404: 'inexistent_user or inexistent_authentication_method' }) },
+    }),
+    handler: async (request, reply) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      if (!(await deleteMfaEnrollment(db, request.tenant.id, user.user_id, request.params.authentication_method_id))) throw new AuthenticationMethodNotFound();
+      return reply.code(204).send();
+    },
+  });
+
+  api.delete('/users/:id/authentication-methods', {
+    ...operation(['delete:authentication_methods'], {
+      summary: "Delete all of a user's authentication methods",
+      params: UserParams,
+      response: { 204: noContent('Deleted'), ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
+    handler: async (request, reply) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
+      return reply.code(204).send();
+    },
+  });
+
+  api.get('/users/:id/enrollments', {
+    ...operation(['read:users'], {
+      summary: "List a user's MFA (authenticator) enrollments",
+      params: UserParams,
+      response: { 200: Type.Array(Enrollment), ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
+    handler: async (request) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      return (await listMfaEnrollments(db, request.tenant.id, user.user_id)).filter((e) => e.type === 'totp').map(enrollmentView);
+    },
+  });
+
+  api.post('/users/:id/recovery-code-regeneration', {
+    ...operation(['update:users'], {
+      summary: "Replace a user's recovery code",
+      params: UserParams,
+      response: {
+        200: Type.Object({ recovery_code: Type.String({ description: 'The new code; shown here only, stored as a hash' }) }),
+        ...errorResponses('management', { 404: 'inexistent_user' }),
+      },
+    }),
+    handler: async (request) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      const { code } = await recoveryCode.enroll(
+        { db, sealer: services.sealer, tenantId: request.tenant.id, userId: user.user_id, now: Date.now() },
+        { issuer: '', label: '' },
+      );
+      return { recovery_code: code };
+    },
+  });
+
+  api.delete('/users/:id/authenticators', {
+    ...operation(['delete:guardian_enrollments'], {
+      summary: "Delete all of a user's MFA factors",
+      params: UserParams,
+      response: { 204: noContent('Deleted'), ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
+    handler: async (request, reply) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
+      return reply.code(204).send();
+    },
+  });
+}
