@@ -1,7 +1,7 @@
 /**
- * What every response must satisfy, whatever was sent: never a 5xx (but a documented 501 for what we do not offer); a 4xx in its family's shape (or, where the
- * documents say so, a page or plain text); never a stack trace or a secret; and, for a documented operation,
- * exactly what the OpenAPI document describes (status, media type, body, required headers).
+ * What every response must satisfy, whatever was sent: never a 5xx (but a documented 501 for what we do not
+ * offer); a 4xx in its family's shape (or, where the documents say so, a page or plain text); never a stack
+ * trace or a secret; and, for a documented operation, exactly what the OpenAPI document describes (status, media type, body, required headers).
  */
 import { familyOf } from '../../packages/server/src/http/errors.js';
 import type { Conformance } from '../../packages/server/src/test-support/openapi-conformance.js';

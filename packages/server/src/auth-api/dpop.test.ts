@@ -256,6 +256,8 @@ describe('DPoP (RFC 9449)', () => {
         ],
         body: new URLSearchParams({ grant_type: 'client_credentials', audience: server.server.prepared.bootstrap!.managementAudience, ...machine }),
       });
+      // fetch joins the two into one comma-separated value, which is no proof (§4.3: one per request); two raw
+      // header lines are refused before the endpoint by http/repeated-headers.ts.
       expect(twice.status).toBe(400);
       expect(((await twice.json()) as { error: string }).error).toBe('invalid_dpop_proof');
     });

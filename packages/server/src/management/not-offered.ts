@@ -227,12 +227,12 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
     ],
   },
   {
-    feature: 'MFA (Guardian factors and policies)',
-    why: 'sign-in is by password, passwordless code or link; a second factor is not offered yet',
+    // The factors list, one factor's switch and the policies are mfa/ (management/guardian.ts).
+    feature: 'SMS, phone and push MFA factors',
+    why: 'the second factors offered are TOTP and recovery codes, which need no provider or message templates',
     readScope: 'read:guardian_factors',
     writeScope: { update: 'update:guardian_factors' },
     reads: [
-      { path: '/guardian/factors', shape: { paging: 'array' } },
       { path: '/guardian/factors/sms/providers/twilio', shape: { paging: 'none' } },
       { path: '/guardian/factors/phone/providers/twilio', shape: { paging: 'none' } },
       { path: '/guardian/factors/push-notification/providers/apns', shape: { paging: 'none' } },
@@ -243,7 +243,6 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { path: '/guardian/factors/phone/selected-provider', shape: { paging: 'none' } },
     ],
     writes: [
-      { method: 'PUT', path: '/guardian/factors/:name' },
       { method: 'PUT', path: '/guardian/factors/sms/providers/twilio' },
       { method: 'PUT', path: '/guardian/factors/phone/providers/twilio' },
       { method: 'PUT', path: '/guardian/factors/push-notification/providers/apns' },
@@ -253,15 +252,6 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { method: 'PUT', path: '/guardian/factors/phone/message-types' },
       { method: 'PUT', path: '/guardian/factors/phone/selected-provider' },
     ],
-  },
-  {
-    feature: 'MFA policies',
-    why: 'a second factor is not offered yet, so no policy can require one',
-    readScope: 'read:mfa_policies',
-    writeScope: { update: 'update:mfa_policies' },
-    reads: [{ path: '/guardian/policies', shape: { paging: 'array' } }],
-    // Setting "no policy" states what is already true, so it is answered as done; any policy is a 501.
-    writes: [{ method: 'PUT', path: '/guardian/policies', acceptsEmpty: true }],
   },
 ];
 

@@ -614,51 +614,6 @@ export interface Database {
   job_export_parts: JobExportPartsTable;
 }
 
-// ---- 0018: custom domains, email provider, email templates ----
-
-export interface CustomDomainsTable {
-  id: string;
-  tenant_id: string;
-  domain: string;
-  is_primary: number;
-  status: string;
-  verification_record: string;
-  settings: string;
-  verified_at: number | null;
-  created_at: number;
-}
-
-export interface EmailProvidersTable {
-  tenant_id: string;
-  name: string;
-  enabled: number;
-  default_from_address: string | null;
-  settings: string;
-  credentials_sealed: string;
-  created_at: number;
-  updated_at: number;
-}
-
-export interface EmailTemplatesTable {
-  tenant_id: string;
-  template: string;
-  body: string;
-  from_address: string | null;
-  subject: string | null;
-  result_url: string | null;
-  url_lifetime_in_seconds: number | null;
-  include_email_in_redirect: number;
-  enabled: number;
-  created_at: number;
-  updated_at: number;
-}
-
-export interface Database {
-  custom_domains: CustomDomainsTable;
-  email_providers: EmailProvidersTable;
-  email_templates: EmailTemplatesTable;
-}
-
 // --- tenant logs (0021) ------------------------------------------------------------------------------------
 
 export interface LogsTable {
@@ -699,9 +654,51 @@ export interface PushedAuthorizationRequestsTable {
   created_at: number;
 }
 
+// ---- 0018: custom domains, email provider, email templates ----
+
+export interface CustomDomainsTable {
+  id: string;
+  tenant_id: string;
+  domain: string;
+  is_primary: number;
+  status: string;
+  verification_record: string;
+  settings: string;
+  verified_at: number | null;
+  created_at: number;
+}
+
+export interface EmailProvidersTable {
+  tenant_id: string;
+  name: string;
+  enabled: number;
+  default_from_address: string | null;
+  settings: string;
+  credentials_sealed: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EmailTemplatesTable {
+  tenant_id: string;
+  template: string;
+  body: string;
+  from_address: string | null;
+  subject: string | null;
+  result_url: string | null;
+  url_lifetime_in_seconds: number | null;
+  include_email_in_redirect: number;
+  enabled: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   logs: LogsTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
+  custom_domains: CustomDomainsTable;
+  email_providers: EmailProvidersTable;
+  email_templates: EmailTemplatesTable;
 }
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------

@@ -226,11 +226,11 @@ export function fillPath(template: string, f: Fixtures): string {
     '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
     '/api/v2/jobs/{id}': f.exportJob.id,
+    '/api/v2/rate-limit-policies/{id}': 'discovery',
+    '/api/v2/logs/{id}': f.logId,
     // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
     '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
     '/api/v2/email-templates/{templateName}': 'reset_email',
-    '/api/v2/rate-limit-policies/{id}': 'discovery',
-    '/api/v2/logs/{id}': f.logId,
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
     ...notOfferedPathValues(),
@@ -264,9 +264,6 @@ export interface ManagementExample {
 
 const enc = encodeURIComponent;
 
-/** A fresh custom domain (pending verification), for examples that change or remove one. */
-const throwawayDomain = async (f: Fixtures) =>
-  (await api(f, 'POST', '/custom-domains', { domain: `${unique('cd-')}.example.invalid`, type: 'self_managed_certs' })).custom_domain_id as string;
 const organizationGrants = new Map<string, string>();
 /** A client grant made for organizations (organization_usage `allow`, or `deny` to be refused), once per usage. */
 async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow'): Promise<string> {
@@ -279,6 +276,9 @@ async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow')
   return grant.id as string;
 }
 
+/** A fresh custom domain (pending verification), for examples that change or remove one. */
+const throwawayDomain = async (f: Fixtures) =>
+  (await api(f, 'POST', '/custom-domains', { domain: `${unique('cd-')}.example.invalid`, type: 'self_managed_certs' })).custom_domain_id as string;
 const templateOf = (path: string) => `/api/v2${path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`;
 
 /** Not-offered features: each read answers its empty shape, each write a 501 (management/not-offered.ts). */
@@ -473,6 +473,21 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/attack-protection/breached-password-detection', body: () => ({ enabled: false }) },
   { operation: 'GET /api/v2/attack-protection/suspicious-ip-throttling' },
   { operation: 'PATCH /api/v2/attack-protection/suspicious-ip-throttling', body: () => ({ enabled: true }) },
+  { operation: 'GET /api/v2/branding' },
+  { operation: 'PATCH /api/v2/branding', body: () => ({ colors: { primary: '#0f766e', page_background: '#ffffff' }, favicon_url: 'https://cdn.example.com/f.png' }) },
+  { operation: 'GET /api/v2/prompts' },
+  { operation: 'PATCH /api/v2/prompts', body: () => ({ identifier_first: false }) },
+  { operation: 'PATCH /api/v2/prompts', status: 501, body: () => ({ identifier_first: true }) },
+  { operation: 'GET /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr' },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { title: 'Bienvenue' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 400, path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { unknownKey: 'x' } }) },
+  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 501, path: () => '/api/v2/prompts/mfa-otp/custom-text/en', body: () => ({}) },
+  { operation: 'GET /api/v2/attack-protection/bot-detection' },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', body: () => ({ challenge_password_policy: 'never' }) },
+  { operation: 'PATCH /api/v2/attack-protection/bot-detection', status: 501, body: () => ({ challenge_password_policy: 'always' }) },
+  { operation: 'GET /api/v2/attack-protection/captcha' },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', body: () => ({}) },
+  { operation: 'PATCH /api/v2/attack-protection/captcha', status: 501, body: () => ({ active_provider_id: 'simple_captcha', simple_captcha: {} }) },
   // Custom domains: each example acts on a throwaway domain (a `.invalid` name, never resolvable: stays pending).
   { operation: 'GET /api/v2/custom-domains' },
   { operation: 'POST /api/v2/custom-domains', body: () => ({ domain: `${unique('login-')}.example.invalid`, type: 'self_managed_certs' }) },
@@ -502,21 +517,6 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/welcome_email' },
   { operation: 'PUT /api/v2/email-templates/{templateName}', body: () => ({ body: '<p><a href="{{ url }}">Choose a new password</a></p>', enabled: true }) },
   { operation: 'PUT /api/v2/email-templates/{templateName}', status: 501, body: () => ({ body: '<p>Welcome</p>' }), path: () => '/api/v2/email-templates/welcome_email' },
-  { operation: 'GET /api/v2/branding' },
-  { operation: 'PATCH /api/v2/branding', body: () => ({ colors: { primary: '#0f766e', page_background: '#ffffff' }, favicon_url: 'https://cdn.example.com/f.png' }) },
-  { operation: 'GET /api/v2/prompts' },
-  { operation: 'PATCH /api/v2/prompts', body: () => ({ identifier_first: false }) },
-  { operation: 'PATCH /api/v2/prompts', status: 501, body: () => ({ identifier_first: true }) },
-  { operation: 'GET /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr' },
-  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { title: 'Bienvenue' } }) },
-  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 400, path: () => '/api/v2/prompts/login/custom-text/fr', body: () => ({ login: { unknownKey: 'x' } }) },
-  { operation: 'PUT /api/v2/prompts/{prompt}/custom-text/{language}', status: 501, path: () => '/api/v2/prompts/mfa-otp/custom-text/en', body: () => ({}) },
-  { operation: 'GET /api/v2/attack-protection/bot-detection' },
-  { operation: 'PATCH /api/v2/attack-protection/bot-detection', body: () => ({ challenge_password_policy: 'never' }) },
-  { operation: 'PATCH /api/v2/attack-protection/bot-detection', status: 501, body: () => ({ challenge_password_policy: 'always' }) },
-  { operation: 'GET /api/v2/attack-protection/captcha' },
-  { operation: 'PATCH /api/v2/attack-protection/captcha', body: () => ({}) },
-  { operation: 'PATCH /api/v2/attack-protection/captcha', status: 501, body: () => ({ active_provider_id: 'simple_captcha', simple_captcha: {} }) },
   ...notOfferedExamples(),
   // Linking: the secondary becomes an identity of the user, then is unlinked again.
   { operation: 'POST /api/v2/users/{id}/identities', body: (f) => ({ provider: 'auth0', user_id: f.secondary.user_id.split('|')[1] }) },

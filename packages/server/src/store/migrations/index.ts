@@ -15,8 +15,8 @@ import * as crossOrigin from './0009_cross_origin.js';
 import * as passwordless from './0010_passwordless.js';
 import * as normalisedEmails from './0011_normalised_emails.js';
 import * as userJobs from './0016_user_jobs.js';
-import * as domainsAndEmails from './0018_domains_and_emails.js';
 import * as organizationClientGrants from './0017_organization_client_grants.js';
+import * as domainsAndEmails from './0018_domains_and_emails.js';
 import * as usersAtScale from './0019_users_at_scale.js';
 import * as tenantLogs from './0021_tenant_logs.js';
 import * as fapi from './0022_fapi.js';
@@ -35,8 +35,8 @@ const migrations: Record<string, Migration> = {
   '0010_passwordless': passwordless,
   '0011_normalised_emails': normalisedEmails,
   '0016_user_jobs': userJobs,
-  '0018_domains_and_emails': domainsAndEmails,
   '0017_organization_client_grants': organizationClientGrants,
+  '0018_domains_and_emails': domainsAndEmails,
   '0019_users_at_scale': usersAtScale,
   '0021_tenant_logs': tenantLogs,
   '0022_fapi': fapi,
