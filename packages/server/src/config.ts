@@ -58,8 +58,6 @@ export interface Config {
 
 export type SqliteSynchronous = 'normal' | 'full';
 
-export type SqliteSynchronous = 'normal' | 'full';
-
 /** 65 s: above the 60 s idle timeout of the usual load balancers and client pools. */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS = 65;
 
