@@ -33,6 +33,7 @@ import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
 import { registerApiDocs } from './api-docs.js';
+import { registerLandingPage } from './login/landing-page.js';
 import { registerClientLibrary } from './client-library.js';
 import { registerDemo } from './demo.js';
 import { registerExportDownload } from './jobs/download.js';
@@ -150,6 +151,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   await registerManagementApi(app, services);
   registerExportDownload(app, services);
   registerApiDocs(app);
+  registerLandingPage(app, services);
 
   return app;
 }

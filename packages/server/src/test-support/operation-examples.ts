@@ -655,8 +655,9 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const clientId = f.app.client_id;
   const authorize = { client_id: clientId, redirect_uri: 'https://app.example/callback', response_type: 'token id_token', nonce: 'n-1', state: 's-1', scope: 'openid profile email' };
 
-  // Discovery, keys, health, documents, the library, the demo.
-  for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
+  // The landing page (HTML and JSON), discovery, keys, health, documents, the library, the demo.
+  await expectStatus('landing page as JSON', get('/', { accept: 'application/json' }), 200);
+  for (const path of ['/', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
     await expectStatus(path, get(path), 200);
   }
   for (const path of ['/lib/svc.js', '/lib/svc.mjs']) {
