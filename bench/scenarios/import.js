@@ -15,13 +15,13 @@
 import { randomBytes } from 'node:crypto';
 import { openAsBlob, readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { algorithmOf, passwordOf, writeUsersFile } from '../generate-users.js';
 import { treeCpuSeconds } from '../lib/cpu.js';
 import { FlowFailure, measureFlows } from '../lib/flow-load.js';
 import { startGatehouse } from '../lib/gatehouse.js';
 import { httpRequest, keepAliveAgent } from '../lib/http-client.js';
 import { createSpaClient, createUsers, DATABASE_CONNECTION, management, PASSWORD_REALM_GRANT } from '../lib/management.js';
+import { POSTGRES_URL, postgresSchema } from '../lib/postgres-schema.js';
 import { makeTempDir, stopChild } from '../lib/processes.js';
 
 /** @import { Gatehouse } from '../lib/gatehouse.js' */
@@ -33,7 +33,6 @@ const NAME = 'import';
 const GOALS = { sqlite: 10_000, postgres: 5_000 };
 const LOGIN_P99_GOAL = 2;
 const RSS_GOAL_MB = 250;
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 /** BENCH_IMPORT_DIALECTS=sqlite or postgres runs one half only. */
 const DIALECTS = /** @type {('sqlite' | 'postgres')[]} */ ((process.env.BENCH_IMPORT_DIALECTS ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter((d) => d === 'sqlite' || d === 'postgres'));
 
@@ -42,28 +41,6 @@ function importCount() {
   if (raw === undefined || raw.trim() === '') return 1_000_000;
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1000) throw new Error(`BENCH_IMPORT_USERS=${raw}: expected a whole number of at least 1000`);
   return Number(raw);
-}
-
-/** A fresh schema in the bench's PostgreSQL, or undefined when it does not answer. */
-async function postgresSchema() {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-  } catch {
-    return undefined;
-  }
-  const schema = `bench_${randomBytes(5).toString('hex')}`;
-  await client.query(`CREATE SCHEMA "${schema}"`);
-  await client.end();
-  return {
-    url: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}`,
-    drop: async () => {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.end();
-    },
-  };
 }
 
 /** @param {number} pid  resident memory of the process, MB (Linux) */

@@ -16,13 +16,13 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { hashPassword } from '../../packages/server/dist/crypto/passwords.js';
 import { openStore } from '../../packages/server/dist/store/db.js';
 import { insertUsers, newUser } from '../../packages/server/dist/store/users.js';
 import { startGatehouse } from '../lib/gatehouse.js';
 import { httpRequest, keepAliveAgent } from '../lib/http-client.js';
 import { createSpaClient, DATABASE_CONNECTION, management, PASSWORD_REALM_GRANT } from '../lib/management.js';
+import { POSTGRES_URL, postgresSchema } from '../lib/postgres-schema.js';
 import { stopChild } from '../lib/processes.js';
 
 /** @import { Gatehouse } from '../lib/gatehouse.js' */
@@ -34,7 +34,6 @@ const GOAL = 2;
 const WARM_UP = 3;
 const MEASURED = 15;
 const PASSWORD = 'Seeded-Passw0rd!';
-const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const DIALECTS = /** @type {('sqlite' | 'postgres')[]} */ ((process.env.BENCH_SCALE_DIALECTS ?? 'sqlite,postgres').split(',').map((d) => d.trim()).filter((d) => d === 'sqlite' || d === 'postgres'));
 const SEED_BATCH = 5000;
 
@@ -43,28 +42,6 @@ function scaleCount() {
   if (raw === undefined || raw.trim() === '') return 100_000;
   if (!/^\d+$/.test(raw.trim()) || Number(raw) < 10_000) throw new Error(`BENCH_SCALE_USERS=${raw}: expected a whole number of at least 10000`);
   return Number(raw);
-}
-
-/** A fresh schema in the bench's PostgreSQL, or undefined when it does not answer. */
-async function postgresSchema() {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-  } catch {
-    return undefined;
-  }
-  const schema = `bench_${randomBytes(5).toString('hex')}`;
-  await client.query(`CREATE SCHEMA "${schema}"`);
-  await client.end();
-  return {
-    url: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}`,
-    drop: async () => {
-      const admin = new pg.Client({ connectionString: POSTGRES_URL });
-      await admin.connect();
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.end();
-    },
-  };
 }
 
 const pad = (/** @type {number} */ i) => String(i).padStart(7, '0');
