@@ -19,7 +19,7 @@ import { createSealer } from './crypto/sealing.js';
 import { describeDatabase, migrateToLatest, openStore } from './store/db.js';
 import { findDefaultTenant, findTenantById, normalizeDomain, type Tenant } from './store/tenants.js';
 import { findCustomDomainByName, markCustomDomainReady } from './store/custom-domains.js';
-import type { BootstrapResult } from './tenancy/bootstrap.js';
+import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
 import { buildApp } from './app.js';
 import { relayClusterChanges } from './tenancy/change-bus.js';
 import { closeServices, createServices, prepare, startServer, type RunningServer } from './server.js';
@@ -167,11 +167,15 @@ async function withManagementApi(args: string[], work: (call: Awaited<ReturnType
   const app = await buildApp(services, { logger: false });
   try {
     const name = tenantNameFrom(args);
-    const row = name
+    let row = name
       ? await prepared.store.db.selectFrom('tenants').select('id').where('name', '=', name).executeTakeFirst()
       : await findDefaultTenant(prepared.store.db);
+    // A data directory no server has started on yet (tenant as code before the first start, as in a deploy
+    // pipeline): the default tenant is created from this configuration, as `gatehouse start` would. An existing
+    // tenant is never touched.
+    if (!row && !name) row = (await bootstrap(prepared.store, prepared.keyRing, prepared.sealer, config)).tenant;
     const tenant = row && (await findTenantById(prepared.store.db, row.id));
-    if (!tenant) throw new ConfigError(name ? `no tenant named ${name}` : 'no default tenant yet: run gatehouse start once');
+    if (!tenant) throw new ConfigError(`no tenant named ${name ?? 'default'}`);
     await work(await managementCaller(app, services, tenant), tenant);
   } finally {
     await app.close();

@@ -142,10 +142,13 @@ async function listAll(call: ManagementCall, path: string, collection: string): 
   return items;
 }
 
-/** Clients minus the admin client, which is the one holding the system grant to the Management API. */
+/**
+ * Clients minus the admin client, which is the one holding the system grant to the Management API, and minus the
+ * global client ("All Applications"), a read-only view every tenant has rather than configuration.
+ */
 async function configurableClients(call: ManagementCall, grants?: Json[]): Promise<Json[]> {
   const system = new Set(((grants ?? (await listAll(call, '/client-grants', 'client_grants'))).filter((g) => g.is_system)).map((g) => g.client_id));
-  return (await listAll(call, '/clients', 'clients')).filter((c) => !system.has(c.client_id));
+  return (await listAll(call, '/clients?is_global=false', 'clients')).filter((c) => !system.has(c.client_id));
 }
 
 function uniqueByName(kind: string, items: Json[], key = 'name'): Map<string, Json> {
