@@ -9,6 +9,7 @@
  * must reach the person's device, which the hosted enrollment page does.
  * Only primary users are addressed (a linked secondary identity is a 404, as elsewhere in /users).
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
@@ -122,17 +123,20 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     },
   });
 
+  // The reference has two paths for removing every factor of a user; one handler serves both.
+  const deleteAllFactors = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const user = await userOr404(request.tenant.id, request.params.id);
+    await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
+    return reply.code(204).send();
+  };
+
   api.delete('/users/:id/authentication-methods', {
     ...operation(['delete:authentication_methods'], {
       summary: "Delete all of a user's authentication methods",
       params: UserParams,
       response: { 204: noContent('Deleted'), ...errorResponses('management', { 404: 'inexistent_user' }) },
     }),
-    handler: async (request, reply) => {
-      const user = await userOr404(request.tenant.id, request.params.id);
-      await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
-      return reply.code(204).send();
-    },
+    handler: deleteAllFactors,
   });
 
   api.get('/users/:id/enrollments', {
@@ -172,10 +176,6 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
       params: UserParams,
       response: { 204: noContent('Deleted'), ...errorResponses('management', { 404: 'inexistent_user' }) },
     }),
-    handler: async (request, reply) => {
-      const user = await userOr404(request.tenant.id, request.params.id);
-      await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
-      return reply.code(204).send();
-    },
+    handler: deleteAllFactors,
   });
 }
