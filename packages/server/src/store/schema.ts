@@ -216,6 +216,8 @@ export interface LoginTransactionsTable {
   csrf_token: string;
   expires_at: number;
   created_at: number;
+  /** JSON: the WebAuthn ceremony a page started (0024), taken once by its answer. */
+  webauthn_ceremony?: string | null;
 }
 
 export interface UserConsentsTable {
@@ -703,7 +705,9 @@ export interface Database {
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------
 
-export type MfaEnrollmentType = 'totp' | 'recovery-code';
+export type MfaEnrollmentType = 'totp' | 'recovery-code' | WebauthnEnrollmentType;
+/** WebAuthn credentials (0024): a second factor (roaming: a security key; platform: this device), or a passkey (a first factor). */
+export type WebauthnEnrollmentType = 'webauthn-roaming' | 'webauthn-platform' | 'passkey';
 
 export interface MfaEnrollmentsTable {
   id: string;
@@ -717,6 +721,13 @@ export interface MfaEnrollmentsTable {
   created_at: number;
   confirmed_at: number | null;
   last_auth_at: number | null;
+  credential_id?: string | null;
+  public_key?: string | null;
+  sign_count?: number | null;
+  transports?: string | null;
+  device_type?: string | null;
+  backed_up?: number | null;
+  user_agent?: string | null;
 }
 
 export interface MfaChallengesTable {
