@@ -27,7 +27,11 @@ export function renderLoginPage(
     forgotPasswordUrl?: string;
     /** The page's texts in its language (login/texts.ts). */
     texts?: LoginTexts;
-    /** Passkeys enabled: the ceremony's options (PublicKeyCredentialRequestOptionsJSON), for the button and autofill. */
+    /**
+     * Passkeys enabled: the ceremony's options (PublicKeyCredentialRequestOptionsJSON), for the button and the
+     * username field's autofill; not autofill again after a failed attempt, so a refused passkey the browser
+     * hands back at once cannot loop.
+     */
     passkeyOptions?: unknown;
   },
 ): string {
@@ -52,7 +56,7 @@ ${view.forgotPasswordUrl ? html`<p class="field-link"><a href="${view.forgotPass
 <div class="actions"><button class="button button-primary" type="submit">${t.buttonText}</button></div>
 </form>
 ${view.passkeyOptions ? html`<p class="or">or</p>
-${webauthnForm({ action: view.action, csrfToken: view.csrfToken, transaction: view.transaction, mode: 'authenticate', options: view.passkeyOptions, button: 'Log in with a passkey', autofill: true })}` : ''}
+${webauthnForm({ action: view.action, csrfToken: view.csrfToken, transaction: view.transaction, mode: 'authenticate', options: view.passkeyOptions, button: 'Log in with a passkey', autofill: view.error === undefined })}` : ''}
 ${view.signupUrl ? html`<p class="switch">${t.signupActionText} <a href="${view.signupUrl}">${t.signupActionLinkText}</a></p>` : ''}`;
   return renderDocument(ctx, { title: t.pageTitle, content });
 }
