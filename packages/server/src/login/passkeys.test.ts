@@ -72,14 +72,19 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
     return decodeJwt(((await res.json()) as { id_token: string }).id_token);
   }
 
-  /** A page with a virtual authenticator of its own (platform, resident keys, user verification). */
-  async function pageWithAuthenticator(context: Parameters<typeof openPage>[1], options: { isUserVerified?: boolean } = {}) {
+  /**
+   * A page with a virtual authenticator of its own: by default this device's (platform, resident keys, user
+   * verification); `securityKey`, a USB key without PIN or fingerprint (presence only).
+   */
+  async function pageWithAuthenticator(context: Parameters<typeof openPage>[1], options: { isUserVerified?: boolean; securityKey?: boolean } = {}) {
     const page = await openPage(browser, context);
     await page.context().clearCookies();
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable', { enableUI: false });
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: options.isUserVerified ?? true, automaticPresenceSimulation: true },
+      options: options.securityKey
+        ? { protocol: 'ctap2', transport: 'usb', hasResidentKey: false, hasUserVerification: false, automaticPresenceSimulation: true }
+        : { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: options.isUserVerified ?? true, automaticPresenceSimulation: true },
     });
     return { page, cdp, authenticatorId };
   }
@@ -203,14 +208,14 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
     await expect.poll(() => page.locator('#webauthn-status').isVisible()).toBe(true);
     // A page that did not ask for it (userVerification: discouraged) gets an assertion without the UV flag
     // from the browser; the server, which requires it for passkeys, refuses that.
-    await page.evaluate(async () => {
-      const options = JSON.parse(document.getElementById('webauthn-options')!.textContent!) as Record<string, unknown>;
-      const lib = (window as unknown as { SimpleWebAuthnBrowser: { startAuthentication(o: unknown): Promise<unknown> } }).SimpleWebAuthnBrowser;
-      const answer = await lib.startAuthentication({ optionsJSON: { ...options, userVerification: 'discouraged' } });
-      const form = document.querySelector<HTMLFormElement>('form[data-webauthn]')!;
-      form.querySelector<HTMLInputElement>('input[name="webauthn_response"]')!.value = JSON.stringify(answer);
+    // (Run in the page, as a string: this file is compiled without the DOM's types.)
+    await page.evaluate(`(async () => {
+      const options = JSON.parse(document.getElementById('webauthn-options').textContent);
+      const answer = await window.SimpleWebAuthnBrowser.startAuthentication({ optionsJSON: { ...options, userVerification: 'discouraged' } });
+      const form = document.querySelector('form[data-webauthn]');
+      form.querySelector('input[name="webauthn_response"]').value = JSON.stringify(answer);
       HTMLFormElement.prototype.submit.call(form);
-    });
+    })()`);
     await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('That passkey could not sign you in');
     made = (await credentialsOf(cdp, authenticatorId))[0]!;
     await page.close();
@@ -244,13 +249,13 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
       });
     };
     const answerWith = async (rpId: string) => {
-      const challenge = await page.evaluate(() => (JSON.parse(document.getElementById('webauthn-options')!.textContent!) as { challenge: string }).challenge);
+      const challenge = (await page.evaluate(`JSON.parse(document.getElementById('webauthn-options').textContent).challenge`)) as string;
       const answer = assertion(rpId, challenge);
-      await page.evaluate((value) => {
-        const form = document.querySelector<HTMLFormElement>('form[data-webauthn]')!;
-        form.querySelector<HTMLInputElement>('input[name="webauthn_response"]')!.value = value;
+      await page.evaluate(`(() => {
+        const form = document.querySelector('form[data-webauthn]');
+        form.querySelector('input[name="webauthn_response"]').value = ${JSON.stringify(answer)};
         HTMLFormElement.prototype.submit.call(form);
-      }, answer);
+      })()`);
     };
 
     await toLoginPage(page, codeRequest());
@@ -294,5 +299,65 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
     await page.goto(`${test.url}/authorize?${new URLSearchParams(codeRequest().query)}`);
     await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('That passkey could not sign you in');
     await page.close();
+  });
+
+  it('enrolls a security key as the second factor after the password, then asks for it at the next login (amr pwd+hwk+mfa)', async (context) => {
+    const who = `mfa${Date.now()}@example.com`;
+    const user = await createUser(test, who, PASSWORD);
+    expect((await api('PUT', '/guardian/factors/webauthn-roaming', { enabled: true })).status).toBe(200);
+    expect((await api('PUT', '/guardian/factors/recovery-code', { enabled: true })).status).toBe(200);
+    expect((await api('PUT', '/guardian/policies', ['all-applications'])).status).toBe(200);
+    try {
+      const { page, cdp, authenticatorId } = await pageWithAuthenticator(context, { securityKey: true });
+      const violations = cspViolations(page);
+      const passwordStep = async (pkce: Pkce) => {
+        await toLoginPage(page, pkce);
+        await page.getByLabel('Email address').fill(who);
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Continue' }).click();
+      };
+      const first = codeRequest();
+      await passwordStep(first);
+      await expect.poll(() => page.getByRole('button', { name: 'Register a security key' }).count()).toBe(1);
+      expect(new URL(page.url()).pathname).toBe('/u/mfa');
+      await shot(page, 'mfa-enroll');
+      await page.getByRole('button', { name: 'Register a security key' }).click();
+      await expect.poll(() => page.getByRole('heading', { name: 'Save your recovery code' }).count()).toBe(1);
+      const landing = page.waitForURL((url) => url.href.startsWith(callback));
+      await page.getByRole('button', { name: 'I have saved it, continue' }).click();
+      await landing;
+      expect(await exchange(page, first)).toMatchObject({ sub: user.user_id, amr: ['pwd', 'mfa'] });
+      expect(await credentialsOf(cdp, authenticatorId)).toHaveLength(1);
+      const methods = (await api('GET', `/users/${encodeURIComponent(user.user_id)}/authentication-methods`)).body as { type: string; id: string }[];
+      expect(methods.map((m) => m.type).sort()).toEqual(['recovery-code', 'webauthn-roaming']);
+      expect(methods.find((m) => m.type === 'webauthn-roaming')!.id).toMatch(/^webauthn-roaming\|dev_/);
+
+      // The next login asks for the key (presence is enough for a security key as a second factor).
+      await page.context().clearCookies();
+      await page.goto('about:blank');
+      const second = codeRequest();
+      await passwordStep(second);
+      await expect.poll(() => page.getByRole('button', { name: 'Use security key or device' }).count()).toBe(1);
+      await shot(page, 'mfa-challenge');
+      const back = page.waitForURL((url) => url.href.startsWith(callback));
+      await page.getByRole('button', { name: 'Use security key or device' }).click();
+      await back;
+      expect(await exchange(page, second)).toMatchObject({ sub: user.user_id, amr: ['pwd', 'hwk', 'mfa'] });
+      expect(violations).toEqual([]);
+
+      // Without the key (another browser, another authenticator), the step cannot be passed with it.
+      const other = await pageWithAuthenticator(context, { securityKey: true });
+      await other.page.goto(`${test.url}/authorize?${new URLSearchParams(codeRequest().query)}`);
+      await other.page.getByLabel('Email address').fill(who);
+      await other.page.getByLabel('Password').fill(PASSWORD);
+      await other.page.getByRole('button', { name: 'Continue' }).click();
+      await other.page.getByRole('button', { name: 'Use security key or device' }).click();
+      await expect.poll(() => other.page.locator('#webauthn-status').isVisible()).toBe(true);
+      expect(new URL(other.page.url()).pathname).toBe('/u/mfa');
+      await other.page.close();
+      await page.close();
+    } finally {
+      await api('PUT', '/guardian/policies', []);
+    }
   });
 });
