@@ -331,6 +331,8 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
       const methods = (await api('GET', `/users/${encodeURIComponent(user.user_id)}/authentication-methods`)).body as { type: string; id: string }[];
       expect(methods.map((m) => m.type).sort()).toEqual(['recovery-code', 'webauthn-roaming']);
       expect(methods.find((m) => m.type === 'webauthn-roaming')!.id).toMatch(/^webauthn-roaming\|dev_/);
+      const enrollments = (await api('GET', `/users/${encodeURIComponent(user.user_id)}/enrollments`)).body as Record<string, unknown>[];
+      expect(enrollments).toEqual([expect.objectContaining({ status: 'confirmed', type: 'webauthn-roaming', auth_method: 'webauthn-roaming' })]);
 
       // The next login asks for the key (presence is enough for a security key as a second factor).
       await page.context().clearCookies();

@@ -3,7 +3,8 @@
  *  - /users/{id}/authentication-methods: list (offset paging, collection `authenticators`), get one, delete
  *    one, delete all; WebAuthn credentials (webauthn-roaming, webauthn-platform, passkey) carry the
  *    reference's key_id, public_key, credential_device_type… beside the common fields;
- *  - /users/{id}/enrollments: the user's authenticator (TOTP) enrollments in the older Guardian shape;
+ *  - /users/{id}/enrollments: the user's second-factor enrollments (TOTP as `authenticator`, security keys and
+ *    platform authenticators as `webauthn-roaming`/`webauthn-platform`) in the older Guardian shape;
  *  - POST /users/{id}/recovery-code-regeneration: a new recovery code, returned once (the old one stops working);
  *  - DELETE /users/{id}/authenticators: every factor at once, so the user enrolls afresh at the next login.
  * Creating or updating a method through this API (the reference's POST/PATCH) is not offered: a TOTP secret
@@ -47,11 +48,12 @@ const Method = Type.Object({
   transports: Type.Optional(Type.Array(Type.String())),
   user_handle: Type.Optional(Type.String({ description: 'The WebAuthn user handle, base64url' })),
 });
+const EnrollmentKind = Type.Union([Type.Literal('authenticator'), Type.Literal('webauthn-roaming'), Type.Literal('webauthn-platform')]);
 const Enrollment = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal('pending'), Type.Literal('confirmed')]),
-  type: Type.Literal('authenticator'),
-  auth_method: Type.Literal('authenticator'),
+  type: EnrollmentKind,
+  auth_method: EnrollmentKind,
   enrolled_at: Type.Optional(Type.String({ format: 'date-time' })),
   last_auth: Type.Optional(Type.String({ format: 'date-time' })),
 });
@@ -81,12 +83,16 @@ function methodView(e: MfaEnrollment, relyingPartyId: string) {
   };
 }
 
-function enrollmentView(e: MfaEnrollment) {
+/** Guardian enrollments: the second factors (an authenticator app, security keys, this device's authenticator). */
+const ENROLLMENT_KINDS = { totp: 'authenticator', 'webauthn-roaming': 'webauthn-roaming', 'webauthn-platform': 'webauthn-platform' } as const;
+
+function enrollmentView(e: MfaEnrollment & { type: keyof typeof ENROLLMENT_KINDS }) {
+  const kind = ENROLLMENT_KINDS[e.type];
   return {
     id: e.id,
     status: e.confirmed ? ('confirmed' as const) : ('pending' as const),
-    type: 'authenticator' as const,
-    auth_method: 'authenticator' as const,
+    type: kind,
+    auth_method: kind,
     ...(e.confirmedAt !== null && { enrolled_at: iso(e.confirmedAt) }),
     ...(e.lastAuthAt !== null && { last_auth: iso(e.lastAuthAt) }),
   };
@@ -171,7 +177,9 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     }),
     handler: async (request) => {
       const user = await userOr404(request.tenant.id, request.params.id);
-      return (await listMfaEnrollments(db, request.tenant.id, user.user_id)).filter((e) => e.type === 'totp').map(enrollmentView);
+      return (await listMfaEnrollments(db, request.tenant.id, user.user_id))
+        .filter((e): e is MfaEnrollment & { type: keyof typeof ENROLLMENT_KINDS } => Object.hasOwn(ENROLLMENT_KINDS, e.type))
+        .map(enrollmentView);
     },
   });
 
