@@ -67,32 +67,52 @@ function fromRow(row: MfaEnrollmentsTable): MfaEnrollment {
   };
 }
 
+function toRow(e: MfaEnrollment): MfaEnrollmentsTable {
+  return {
+    id: e.id,
+    tenant_id: e.tenantId,
+    user_id: e.userId,
+    type: e.type,
+    confirmed: e.confirmed ? 1 : 0,
+    secret_sealed: e.secretSealed,
+    code_hash: e.codeHash,
+    last_time_step: e.lastTimeStep,
+    created_at: e.createdAt,
+    confirmed_at: e.confirmedAt,
+    last_auth_at: e.lastAuthAt,
+    ...(e.credential && {
+      credential_id: e.credential.id,
+      public_key: e.credential.publicKey,
+      sign_count: e.credential.signCount,
+      transports: JSON.stringify(e.credential.transports),
+      device_type: e.credential.deviceType,
+      backed_up: e.credential.backedUp ? 1 : 0,
+      user_agent: e.credential.userAgent,
+    }),
+  };
+}
+
 export async function insertMfaEnrollment(db: Kysely<Database>, e: MfaEnrollment): Promise<void> {
-  await db
-    .insertInto('mfa_enrollments')
-    .values({
-      id: e.id,
-      tenant_id: e.tenantId,
-      user_id: e.userId,
-      type: e.type,
-      confirmed: e.confirmed ? 1 : 0,
-      secret_sealed: e.secretSealed,
-      code_hash: e.codeHash,
-      last_time_step: e.lastTimeStep,
-      created_at: e.createdAt,
-      confirmed_at: e.confirmedAt,
-      last_auth_at: e.lastAuthAt,
-      ...(e.credential && {
-        credential_id: e.credential.id,
-        public_key: e.credential.publicKey,
-        sign_count: e.credential.signCount,
-        transports: JSON.stringify(e.credential.transports),
-        device_type: e.credential.deviceType,
-        backed_up: e.credential.backedUp ? 1 : 0,
-        user_agent: e.credential.userAgent,
-      }),
-    })
+  await db.insertInto('mfa_enrollments').values(toRow(e)).execute();
+}
+
+/** Many enrollments in one statement (a user import's batch). */
+export async function insertMfaEnrollments(db: Kysely<Database>, enrollments: MfaEnrollment[]): Promise<void> {
+  if (enrollments.length > 0) await db.insertInto('mfa_enrollments').values(enrollments.map(toRow)).execute();
+}
+
+/** Which of `userIds` already have a confirmed enrollment of `type`. */
+export async function usersEnrolledIn(db: Kysely<Database>, tenantId: string, userIds: string[], type: MfaEnrollmentType): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('mfa_enrollments')
+    .select('user_id')
+    .where('tenant_id', '=', tenantId)
+    .where('type', '=', type)
+    .where('confirmed', '=', 1)
+    .where('user_id', 'in', userIds)
     .execute();
+  return new Set(rows.map((r) => r.user_id));
 }
 
 /** The WebAuthn enrollment with this credential id in the tenant (whoever's it is: a passkey login starts from it). */
