@@ -21,6 +21,8 @@ import type { FactorContext } from './factor.js';
 import type { LoginTransaction } from '../login/transactions.js';
 import { openCeremony, takeCeremony } from '../login/transactions.js';
 import { checkAnswer } from './lockout.js';
+import { findPrimaryUser } from '../store/users.js';
+import { canReceiveEmailCodes, MAX_EMAIL_CODES, sendEmailCode, verifyEmailCode } from './email.js';
 import { factorEnabled } from './policy.js';
 import { authenticationCeremony, credentialAmr, registrationCeremony, saveRegistration, verifyRegistration, completeAuthentication } from './webauthn.js';
 import { recoveryCode } from './recovery-code.js';
@@ -40,12 +42,14 @@ type WebauthnFactor = (typeof WEBAUTHN_FACTORS)[number];
 export type SecondFactorView =
   | { kind: 'enroll'; secret: string; uri: string; /** Other enrollable factors. */ alternatives: WebauthnFactor[] }
   | { kind: 'webauthn-enroll'; factor: WebauthnFactor; options: unknown; otpEnabled: boolean }
-  | { kind: 'challenge'; hasRecoveryCode: boolean; hasWebauthn: boolean }
-  | { kind: 'webauthn-challenge'; options: unknown; hasRecoveryCode: boolean; hasTotp: boolean }
+  | { kind: 'challenge'; hasRecoveryCode: boolean; hasWebauthn: boolean; hasEmail: boolean }
+  | { kind: 'webauthn-challenge'; options: unknown; hasRecoveryCode: boolean; hasTotp: boolean; hasEmail: boolean }
+  /** Codes by email: `sent` once a live code is out, to `address` (masked). */
+  | { kind: 'email-challenge'; sent: boolean; address: string; canSendMore: boolean }
   /** A recovery code to keep, shown once: the person confirms they saved it, and the login finishes. */
   | { kind: 'recovery-code'; code: string };
 
-export type SecondFactorAnswer = { code: string } | { recoveryCode: string } | { webauthn: string };
+export type SecondFactorAnswer = { code: string } | { recoveryCode: string } | { webauthn: string } | { emailCode: string };
 
 export type AnswerOutcome =
   /** Right: the login may finish (`finishSecondFactor`), with `amr` values the factor adds (hwk, swk). */
@@ -111,12 +115,17 @@ export async function secondFactorView(services: Services, tenant: Tenant, chall
   const hasRecoveryCode = enrollments.some((e) => e.type === 'recovery-code');
   const keys = confirmedWebauthn(tenant, enrollments);
   const hasTotp = confirmedTotp(enrollments) !== undefined;
+  const hasEmail = (hasTotp || keys.length > 0) && emailFactorFor(tenant, user);
+  if (hasEmail && method === 'email') {
+    const now = Date.now();
+    return { kind: 'email-challenge', sent: (challenge.emailCodeExpiresAt ?? 0) > now, address: maskedAddress(user.email!), canSendMore: (challenge.emailCodesSent ?? 0) < MAX_EMAIL_CODES };
+  }
   if (keys.length > 0 && !(method === 'otp' && hasTotp)) {
     const ceremony = await authenticationCeremony(tenant, 'mfa-challenge', keys);
     await openCeremony(services, transaction, ceremony);
-    return { kind: 'webauthn-challenge', options: ceremony.options, hasRecoveryCode, hasTotp };
+    return { kind: 'webauthn-challenge', options: ceremony.options, hasRecoveryCode, hasTotp, hasEmail };
   }
-  if (hasTotp) return { kind: 'challenge', hasRecoveryCode, hasWebauthn: keys.length > 0 };
+  if (hasTotp) return { kind: 'challenge', hasRecoveryCode, hasWebauthn: keys.length > 0, hasEmail };
   const webauthn = enabledWebauthn(tenant);
   const chosen = webauthn.find((name) => name === method) ?? (factorEnabled(tenant, 'otp') ? undefined : webauthn[0]);
   if (chosen) {
@@ -130,6 +139,24 @@ export async function secondFactorView(services: Services, tenant: Tenant, chall
     label: user.email ?? user.username ?? user.phone_number ?? user.user_id,
   });
   return { kind: 'enroll', secret: started.secret, uri: started.uri, alternatives: webauthn };
+}
+
+function emailFactorFor(tenant: Tenant, user: User): boolean {
+  return factorEnabled(tenant, 'email') && canReceiveEmailCodes(user);
+}
+
+/** a•••@example.com: enough to recognise one's address, not to learn it. */
+function maskedAddress(email: string): string {
+  const at = email.lastIndexOf('@');
+  return `${email.slice(0, 1)}•••${email.slice(at)}`;
+}
+
+/** Emails a code for this step ("email me a code"), where the person may use email. */
+export async function sendSecondFactorEmail(services: Services, tenant: Tenant, challenge: MfaChallenge, user: User): Promise<'sent' | 'limit' | 'undeliverable'> {
+  const enrollments = await listMfaEnrollments(services.store.db, tenant.id, user.user_id);
+  const hasFactor = confirmedTotp(enrollments) !== undefined || confirmedWebauthn(tenant, enrollments).length > 0;
+  if (!hasFactor || !emailFactorFor(tenant, user)) return 'undeliverable';
+  return sendEmailCode(services, tenant, challenge, user);
 }
 
 /** Issues the user's new recovery code and keeps it, sealed, on the challenge until it has been shown. */
@@ -150,6 +177,13 @@ export async function answerSecondFactor(
   const enrollments = await listMfaEnrollments(services.store.db, challenge.tenantId, challenge.userId);
   const enrolled = confirmedTotp(enrollments);
   const counters = services.attackProtection.counters;
+
+  if ('emailCode' in answer) {
+    const user = await findPrimaryUser(services.store.db, challenge.tenantId, challenge.userId);
+    // Email stands in for a factor the person has; it is not one to have alone.
+    if (!user || !emailFactorFor(tenant, user) || (!enrolled && confirmedWebauthn(tenant, enrollments).length === 0)) return { outcome: 'wrong', nowLocked: false };
+    return checkAnswer(counters, challenge.tenantId, challenge.userId, () => verifyEmailCode(services, challenge, answer.emailCode)).then((checked) => (checked.outcome === 'right' ? { outcome: 'done' as const } : checked));
+  }
 
   if ('webauthn' in answer) {
     // The ceremony the page showed, taken once whatever the answer.

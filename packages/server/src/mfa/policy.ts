@@ -3,7 +3,8 @@
  * Management API's Guardian routes:
  *  - `policies`: [] (never) or ["all-applications"] (every login of every application);
  *  - `factors`: which Guardian factors are enabled: `otp`, `webauthn-roaming` (security keys),
- *    `webauthn-platform` (this device's authenticator) and `recovery-code`.
+ *    `webauthn-platform` (this device's authenticator), `recovery-code`, and `email` (codes by email, only
+ *    ever another way at the challenge for a verified address, never the factor one enrolls: mfa/email.ts).
  * MFA is required when the policy says all-applications and a factor one can enroll is enabled (otp or a
  * WebAuthn one): a recovery code alone cannot be a person's first second factor, so with those off there is
  * nothing to enroll and the policy has no effect (the reference prompts for no factor when none is enabled).
@@ -20,7 +21,7 @@ import type { GuardianFactorName } from './factor.js';
 export const MFA_POLICIES = ['all-applications'] as const;
 export type MfaPolicy = (typeof MFA_POLICIES)[number];
 
-export const SUPPORTED_FACTORS: readonly GuardianFactorName[] = ['otp', 'webauthn-roaming', 'webauthn-platform', 'recovery-code'];
+export const SUPPORTED_FACTORS: readonly GuardianFactorName[] = ['email', 'otp', 'webauthn-roaming', 'webauthn-platform', 'recovery-code'];
 /** The factors a person can enroll as their (first) second factor. */
 export const ENROLLABLE_FACTORS = ['otp', 'webauthn-roaming', 'webauthn-platform'] as const satisfies readonly GuardianFactorName[];
 

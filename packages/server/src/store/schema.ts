@@ -739,6 +739,10 @@ export interface MfaChallengesTable {
   recovery_code_sealed: string | null;
   expires_at: number;
   created_at: number;
+  /** The email factor (0024): SHA-256 of the code last sent, its expiry, and how many were sent. */
+  email_code_hash?: string | null;
+  email_code_expires_at?: number | null;
+  email_codes_sent?: number;
 }
 
 export interface Database {

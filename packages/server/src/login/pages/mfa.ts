@@ -48,13 +48,39 @@ ${view.otpUrl ? html`<p class="switch"><a href="${view.otpUrl}">Use an authentic
   return renderDocument(ctx, { title: 'Secure your account', content });
 }
 
-export function renderMfaWebauthnChallengePage(ctx: PageContext, view: MfaForm & { options: unknown; otpUrl?: string; recoveryCodeUrl?: string }): string {
+export function renderMfaWebauthnChallengePage(ctx: PageContext, view: MfaForm & { options: unknown; otpUrl?: string; recoveryCodeUrl?: string; emailUrl?: string }): string {
   const content = html`<h1>Verify your identity</h1>
 <p class="lead">Use your security key or this device’s fingerprint, face or screen lock.</p>
 ${alert('error', view.error)}
 ${webauthnForm({ ...view, mode: 'authenticate', options: view.options, button: 'Use security key or device', primary: true })}
 ${view.otpUrl ? html`<p class="switch"><a href="${view.otpUrl}">Use your authenticator app</a></p>` : ''}
+${view.emailUrl ? html`<p class="switch"><a href="${view.emailUrl}">Email me a code instead</a></p>` : ''}
 ${view.recoveryCodeUrl ? html`<p class="switch"><a href="${view.recoveryCodeUrl}">Use your recovery code</a></p>` : ''}`;
+  return renderDocument(ctx, { title: 'Verify your identity', content });
+}
+
+/** The email factor: send a code, then enter it (with a way to send another, and back to the other factor). */
+export function renderMfaEmailPage(ctx: PageContext, view: MfaForm & { sent: boolean; address: string; canSendMore: boolean; otherUrl: string }): string {
+  const send = view.canSendMore
+    ? html`<form method="post" action="${view.action}">
+${formGuards(view.csrfToken, view.transaction)}
+<input type="hidden" name="send_email_code" value="yes">
+<div class="actions"><button class="button ${view.sent ? 'button-secondary' : 'button-primary'}" type="submit">${view.sent ? 'Send a new code' : 'Email me a code'}</button></div>
+</form>`
+    : '';
+  const content = html`<h1>Verify your identity</h1>
+<p class="lead">${view.sent ? html`We sent a 6-digit code to <strong>${view.address}</strong>. It works once, for 5 minutes.` : html`We can email a 6-digit code to <strong>${view.address}</strong>.`}</p>
+${alert('error', view.error)}
+${view.sent ? html`<form method="post" action="${view.action}">
+${formGuards(view.csrfToken, view.transaction)}
+<div class="field">
+<label for="email_code">Code from the email</label>
+<input id="email_code" name="email_code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus>
+</div>
+<div class="actions"><button class="button button-primary" type="submit">Continue</button></div>
+</form>` : ''}
+${send}
+<p class="switch"><a href="${view.otherUrl}">Use another method</a></p>`;
   return renderDocument(ctx, { title: 'Verify your identity', content });
 }
 
@@ -69,11 +95,12 @@ ${formGuards(view.csrfToken, view.transaction)}
 </form>`;
 }
 
-export function renderMfaChallengePage(ctx: PageContext, view: MfaForm & { recoveryCodeUrl?: string }): string {
+export function renderMfaChallengePage(ctx: PageContext, view: MfaForm & { recoveryCodeUrl?: string; emailUrl?: string }): string {
   const content = html`<h1>Verify your identity</h1>
 <p class="lead">Enter the 6-digit code from your authenticator app.</p>
 ${alert('error', view.error)}
 ${codeForm(view, 'Continue')}
+${view.emailUrl ? html`<p class="switch"><a href="${view.emailUrl}">Email me a code instead</a></p>` : ''}
 ${view.recoveryCodeUrl ? html`<p class="switch"><a href="${view.recoveryCodeUrl}">Use your recovery code</a></p>` : ''}`;
   return renderDocument(ctx, { title: 'Verify your identity', content });
 }
