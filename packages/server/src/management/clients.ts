@@ -266,6 +266,9 @@ const Fields = {
   organization_discovery_methods: orNull(Type.Array(oneOf(['email', 'organization_name']), { minItems: 1, maxItems: 2 })),
   require_pushed_authorization_requests: Type.Boolean(),
   require_proof_of_possession: Type.Boolean(),
+  tls_client_certificate_bound_access_tokens: Type.Boolean({
+    description: 'RFC 8705 §3.4: bind access tokens to the client certificate of the token request (behind a trusted mTLS edge); a token request without one is refused',
+  }),
   signed_request_object: Type.Object(
     {
       required: Type.Optional(Type.Boolean({ description: 'Take only signed request objects (RFC 9101) at /authorize and /oauth/par' })),
