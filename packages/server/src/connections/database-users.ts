@@ -8,7 +8,7 @@ import { emitEvent, type EventContext } from '../events/outbox.js';
 import { logRow, type RequestOrigin } from '../logs/log-event.js';
 import { writeLogEvents } from '../logs/writer.js';
 import { userEventObject } from '../management/event-objects.js';
-import { hashPassword, verifyAgainstDecoy, verifyPassword } from '../crypto/passwords.js';
+import { hashPassword, verifyAgainstDecoy, verifyPassword, type HashWork } from '../crypto/passwords.js';
 import { isForeignHash, verifyForeignHash } from '../jobs/password-hashes/index.js';
 import type { Services } from '../services.js';
 import { findConnectionByName, listConnections, listEnabledClientsByConnection, type Connection } from '../store/connections.js';
@@ -85,8 +85,9 @@ export async function authenticateWithPassword(services: Services, connection: C
       : undefined;
   const started = performance.now();
   if (!identity?.password_hash) {
-    await verifyAgainstDecoy(password);
-    recordPasswordCheck(connection.id, performance.now() - started);
+    const spent: HashWork = { ms: 0 };
+    await verifyAgainstDecoy(password, spent);
+    recordPasswordCheck(connection.id, spent.ms);
     await answerFailureInEqualTime(connection.id, started);
     // Unknown identifiers count like wrong passwords, so a block says nothing about whether the user exists.
     await admission.failed(null);
@@ -96,7 +97,7 @@ export async function authenticateWithPassword(services: Services, connection: C
   const verification = await verifyPassword(stored, password, (column, given) =>
     isForeignHash(column) ? verifyForeignHash(services.sealer, connection.tenant_id, column, given) : Promise.resolve(false),
   );
-  recordPasswordCheck(connection.id, performance.now() - started);
+  recordPasswordCheck(connection.id, verification.workMs);
   if (!verification.valid) {
     await answerFailureInEqualTime(connection.id, started);
     await admission.failed({ userId: identity.linked_to ?? identity.user_id, email: identity.email });
