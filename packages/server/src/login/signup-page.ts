@@ -113,7 +113,7 @@ export function registerSignupPage(app: App, services: Services): void {
     if ((await checkSignupThrottle(services, connection, request.ip)) === 'too_many_attempts') {
       return retry({ status: 429, error: 'Too many sign-ups from your network. Wait a while before you try again, or contact the administrator.' });
     }
-    const result = await signUpWithPassword(services, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
+    const result = await signUpWithPassword(services, request.tenant, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
     switch (result.outcome) {
       case 'invalid':
         return retry({ error: result.message });
