@@ -163,7 +163,8 @@ describe.runIf(withRedis)('GET /metrics with a token, and /readyz with Redis', (
   });
 
   it('answers only the bearer token, which never reaches the log', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: `Basic ${METRICS_TOKEN}` }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: `Basic ${METRICS_TOKEN}` }];
+    for (const headers of attempts) {
       const res = await fetch(`${server.server.listenUrl}/metrics`, { headers });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
