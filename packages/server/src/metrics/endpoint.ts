@@ -119,14 +119,18 @@ export function registerMetrics(app: App, services: Pick<Services, 'store' | 'co
     schema: {
       tags: ['health'],
       summary: 'Prometheus metrics (text exposition format)',
-      description:
-        'With GATEHOUSE_METRICS_TOKEN set, callers present it as a bearer token; without it, only loopback clients may read the metrics (others get 404).',
+      description: expected
+        ? 'This server has GATEHOUSE_METRICS_TOKEN set: callers present it as a bearer token.'
+        : 'This server has no GATEHOUSE_METRICS_TOKEN: only clients on this machine may read the metrics (others get 404).',
+      // Documented as this server is configured: one of the two refusals applies.
       response: {
         200: textBody('The metrics, in the Prometheus text format 0.0.4', 'text/plain'),
-        ...errorResponses('oauth', {
-          401: unauthorized('invalid_token: GATEHOUSE_METRICS_TOKEN is set and the request does not present it', 'Bearer realm="metrics"'),
-          404: 'Not from this machine, and no metrics token is configured',
-        }),
+        ...errorResponses(
+          'oauth',
+          expected
+            ? { 401: unauthorized('invalid_token: the request does not present the metrics token', 'Bearer realm="metrics"') }
+            : { 404: 'The request is not from this machine (or was forwarded by a proxy that is not trusted)' },
+        ),
       },
     },
     config: { tenantless: true },
