@@ -41,6 +41,7 @@ import { registerManagementApi } from './management/index.js';
 import './fastify-types.js';
 import { registerHealth } from './health.js';
 import { registerCommonResponses } from './http/common-responses.js';
+import { registerMetrics } from './metrics/endpoint.js';
 import { registerCors } from './http/cors.js';
 import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling, sendError } from './http/error-handler.js';
 import { registerInputGuards } from './http/input-guards.js';
@@ -122,6 +123,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerInputGuards(app);
   registerSecurityHeaders(app, { https: Boolean(tls) });
 
+  registerMetrics(app, services);
   registerHealth(app, services);
   registerDiscovery(app);
   registerJwks(app, services);

@@ -54,6 +54,11 @@ export interface Config {
    * (every commit waits for fsync). Not used on PostgreSQL.
    */
   sqliteSynchronous: SqliteSynchronous;
+  /**
+   * GATEHOUSE_METRICS_TOKEN: a bearer token that lets any address read GET /metrics. Without it only loopback
+   * callers may (the socket's address, never X-Forwarded-For). Never logged.
+   */
+  metricsToken: string | undefined;
 }
 
 export type SqliteSynchronous = 'normal' | 'full';
@@ -91,6 +96,7 @@ const KEYS = [
   'GATEHOUSE_IMPORT_MAX_BYTES',
   'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
   'GATEHOUSE_SQLITE_SYNCHRONOUS',
+  'GATEHOUSE_METRICS_TOKEN',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -314,7 +320,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       overrides.keepAliveTimeoutMs ??
       1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
     sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
+    metricsToken: overrides.metricsToken ?? metricsToken(raw('GATEHOUSE_METRICS_TOKEN')),
   };
+}
+
+function metricsToken(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  // The message never repeats the value.
+  if (value.length < 16 || !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError('GATEHOUSE_METRICS_TOKEN: at least 16 printable characters, no spaces');
+  return value;
 }
 
 function sqliteSynchronous(value: string | undefined): SqliteSynchronous {

@@ -641,6 +641,37 @@ export interface LogsTable {
   details: string | null;
 }
 
+// --- log streams (0026) -------------------------------------------------------------------------------------
+
+export type LogStreamStatus = 'active' | 'paused' | 'suspended';
+
+export interface LogStreamsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: string;
+  status: LogStreamStatus;
+  is_priority: number;
+  filters: string;
+  sink: string;
+  authorization_sealed: string | null;
+  custom_headers_sealed: string | null;
+  signing_secret_sealed: string;
+  cursor: string;
+  batch_end: string | null;
+  attempt_count: number;
+  next_attempt_at: number;
+  lease_id: string | null;
+  consecutive_failures: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Database {
+  log_streams: LogStreamsTable;
+}
+
 // --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
 
 export interface PushedAuthorizationRequestsTable {

@@ -101,6 +101,8 @@ export interface Fixtures {
   exportJob: { id: string; download: URL };
   /** A tenant log event (the fixtures' own changes wrote it). */
   logId: string;
+  /** An http log stream to a receiver that takes its batches. */
+  logStream: { id: string };
 }
 
 let counter = 0;
@@ -168,7 +170,8 @@ export async function createFixtures(test: TestServer, hookUrl: string): Promise
   if (!failedEventId) throw new Error('no failed delivery recorded for the fixture stream');
   const exportJob = await completedExport(f);
   const logId = await latestLogId(f);
-  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob, logId };
+  const logStream = (await api(f, 'POST', '/log-streams', { ...logStreamBody(), sink: { httpEndpoint: hookUrl.replace(/\/hook$/, '/accept') } })) as { id: string };
+  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob, logId, logStream };
 }
 
 /** The newest tenant log event's id (the fixtures' own Management API changes wrote some). */
@@ -228,6 +231,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/jobs/{id}': f.exportJob.id,
     '/api/v2/rate-limit-policies/{id}': 'discovery',
     '/api/v2/logs/{id}': f.logId,
+    '/api/v2/log-streams/{id}': f.logStream.id,
     // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
     '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
     '/api/v2/email-templates/{templateName}': 'reset_email',
@@ -363,6 +367,26 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/logs', query: { take: '10' } },
   { operation: 'GET /api/v2/logs', status: 400, query: { q: 'description:anything' } },
   { operation: 'GET /api/v2/logs/{id}' },
+  { operation: 'GET /api/v2/log-streams' },
+  { operation: 'POST /api/v2/log-streams', body: () => logStreamBody() },
+  { operation: 'POST /api/v2/log-streams', status: 409, body: async (f) => ({ ...logStreamBody(), name: (await api(f, 'GET', `/log-streams/${f.logStream.id}`)).name }) },
+  { operation: 'POST /api/v2/log-streams', status: 501, body: () => ({ type: 'datadog', sink: { datadogRegion: 'us', datadogApiKey: 'not-a-key' } }) },
+  { operation: 'POST /api/v2/log-streams', status: 400, body: () => ({ type: 'http', sink: {} }) },
+  { operation: 'GET /api/v2/log-streams/{id}' },
+  { operation: 'GET /api/v2/log-streams/{id}', status: 404, path: () => '/api/v2/log-streams/lst_0000000000000000' },
+  { operation: 'PATCH /api/v2/log-streams/{id}', body: () => ({ status: 'active', filters: [{ type: 'category', name: 'auth.login.fail' }] }) },
+  { operation: 'PATCH /api/v2/log-streams/{id}', status: 404, path: () => '/api/v2/log-streams/lst_0000000000000000', body: () => ({ status: 'paused' }) },
+  {
+    operation: 'PATCH /api/v2/log-streams/{id}',
+    status: 409,
+    body: async (f) => ({ name: (await api(f, 'POST', '/log-streams', { ...logStreamBody(), name: unique('taken-') })).name }),
+  },
+  { operation: 'PATCH /api/v2/log-streams/{id}', status: 501, body: () => ({ pii_config: { log_fields: ['email'] } }) },
+  { operation: 'DELETE /api/v2/log-streams/{id}', path: async (f) => `/api/v2/log-streams/${(await api(f, 'POST', '/log-streams', logStreamBody())).id}` },
+  { operation: 'DELETE /api/v2/log-streams/{id}', status: 404, path: () => '/api/v2/log-streams/lst_0000000000000000' },
+  { operation: 'GET /api/v2/stats/active-users' },
+  { operation: 'GET /api/v2/stats/daily', query: { from: '20250101', to: '20250131' } },
+  { operation: 'GET /api/v2/stats/daily', status: 400, query: { from: '20250230' } },
   { operation: 'GET /api/v2/logs/{id}', status: 404, path: () => '/api/v2/logs/1' },
   { operation: 'GET /api/v2/users/{id}/logs' },
   { operation: 'GET /api/v2/users/{id}/logs', status: 400, query: { page: '20', per_page: '100' } },
@@ -590,6 +614,10 @@ async function importWithErrors(f: Fixtures): Promise<string> {
   return job.id;
 }
 
+function logStreamBody(): Record<string, unknown> {
+  return { name: unique('log-stream-'), type: 'http', sink: { httpEndpoint: 'http://127.0.0.1:9/logs', httpAuthorization: 'Bearer fixture-log-token', httpContentFormat: 'JSONARRAY' } };
+}
+
 function streamBody(): Record<string, unknown> {
   return {
     subscriptions: [{ event_type: 'user.created' }],
@@ -657,9 +685,11 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
 
   // The landing page (HTML and JSON), discovery, keys, health, documents, the library, the demo.
   await expectStatus('landing page as JSON', get('/', { accept: 'application/json' }), 200);
-  for (const path of ['/', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
+  for (const path of ['/', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/metrics', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
     await expectStatus(path, get(path), 200);
   }
+  // Metrics answer this machine only (no metrics token here): a request forwarded by an untrusted proxy is refused.
+  await expectStatus('metrics, forwarded', get('/metrics', { 'x-forwarded-for': '198.51.100.7' }), 404);
   for (const path of ['/lib/svc.js', '/lib/svc.mjs']) {
     const first = await expectStatus(path, get(path), 200);
     await expectStatus(`${path} again`, get(path, { 'if-none-match': first.headers.get('etag') ?? '' }), 304);
