@@ -29,6 +29,7 @@ import { registerConsentPage } from './login/consent-page.js';
 import { registerEmailVerificationPage } from './login/email-verification-page.js';
 import { registerLoginPage } from './login/login-page.js';
 import { registerMfaPage } from './login/mfa-page.js';
+import { registerPasskeyPage } from './login/passkey-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
@@ -138,6 +139,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerCoVerify(app, services);
   registerLoginPage(app, services);
   registerMfaPage(app, services);
+  registerPasskeyPage(app, services);
   registerSignupPage(app, services);
   registerConsentPage(app, services);
   registerResetPasswordPage(app, services);

@@ -189,12 +189,39 @@ function originOf(context: EventContext): RequestOrigin {
   return { ip: context.ip ?? null, user_agent: context.user_agent ?? null, hostname: context.hostname ?? null };
 }
 
+export function newDatabaseUserId(): string {
+  return `auth0|${randomHex(24)}`;
+}
+
+/**
+ * Whether `email` could sign up on `connection` (a valid address, no account with it yet): asked before a
+ * passkey is made for the account, so the person is not sent through that for nothing.
+ */
+export async function passkeySignupRefusal(services: Services, connection: Connection, email: string): Promise<Exclude<SignupResult, { outcome: 'ok' }> | undefined> {
+  if (databaseOptions(connection).disable_signup) return { outcome: 'disabled' };
+  const normalized = normalizeEmail(email);
+  if (!isEmailAddress(normalized)) return { outcome: 'invalid', message: 'Enter a valid email address, such as name@example.com.' };
+  const taken = await takenIdentifier(services, connection, normalized, null);
+  return taken ? { outcome: 'exists', by: taken } : undefined;
+}
+
+/**
+ * Creates a database user without a password, whose first credential is a passkey (`userId` chosen ahead);
+ * `tenant` as the request sees it (the verification link's host).
+ */
+export async function signUpWithPasskey(services: Services, tenant: Tenant, connection: Connection, input: { email: string; userId: string }, context: EventContext, now = Date.now()): Promise<SignupResult> {
+  const result = await createDatabaseUser(services, tenant, connection, input, context, now);
+  recordSignupFailure(services, connection, input, context, result);
+  return result;
+}
+
 /** `tenant` as the signup's request sees it: the verification link goes to the host the user signed up on. */
 async function createDatabaseUser(
   services: Services,
   tenant: Tenant,
   connection: Connection,
-  input: { email: string; password: string; username?: string | undefined } & SignupProfile,
+  /** No password: a passkey signup, whose user id was chosen before the passkey was made for it. */
+  input: ({ email: string; password: string; username?: string | undefined } | { email: string; password?: undefined; username?: undefined; userId: string }) & SignupProfile,
   context: EventContext,
   now: number,
 ): Promise<SignupResult> {
@@ -217,18 +244,20 @@ async function createDatabaseUser(
   );
   const taken = await takenIdentifier(services, connection, email, username);
   if (taken) return { outcome: 'exists', by: taken };
-  const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
-  if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
-  if ((await checkBreachedPasswordAtSignup(services, connection, input.password)) === 'password_leaked') return { outcome: 'password_leaked' };
+  if (input.password !== undefined) {
+    const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
+    if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
+    if ((await checkBreachedPasswordAtSignup(services, connection, input.password)) === 'password_leaked') return { outcome: 'password_leaked' };
+  }
   const db = services.store.db;
   const user = newUser(
     {
-      user_id: `auth0|${randomHex(24)}`,
+      user_id: 'userId' in input ? input.userId : newDatabaseUserId(),
       tenant_id: connection.tenant_id,
       connection_id: connection.id,
       email,
       username,
-      password_hash: await hashPassword(input.password),
+      password_hash: input.password === undefined ? null : await hashPassword(input.password),
       profile,
       user_metadata: user_metadata ?? {},
     },

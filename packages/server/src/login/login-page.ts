@@ -3,7 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
 import { recordPasswordLogin } from '../logs/login-outcomes.js';
 import { requireSecondFactor } from '../mfa/login-step.js';
-import { mfaRequired } from '../mfa/policy.js';
+import { mfaRequired, passkeyProgressiveEnrollment, passkeysEnabled } from '../mfa/policy.js';
+import { authenticationCeremony, completeAuthentication, credentialAmr } from '../mfa/webauthn.js';
+import { listMfaEnrollments } from '../store/mfa-enrollments.js';
+import { findPrimaryUser } from '../store/users.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
 import { InvalidRequest } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
@@ -17,15 +20,23 @@ import { renderLoginPage } from './pages/login.js';
 import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
-import { saveLoginTransactionRequest } from './transactions.js';
+import { openCeremony, saveLoginTransactionRequest, takeCeremony } from './transactions.js';
+import { PASSKEY_PATH } from './passkey-page.js';
 
 export const RESET_PASSWORD_PATH = '/u/reset-password';
 
 /** The login page of a transaction, and where a failed attempt sends the browser back to. */
 const place = (step: LoginStep) => ({ page: 'login', binding: step.transaction.id, url: `${LOGIN_PATH}?state=${step.transaction.id}` });
 
-function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
+async function showLogin(reply: FastifyReply, request: FastifyRequest, services: Services, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
   const { transaction, client } = step;
+  // A passkey login: a fresh challenge with each showing of the page, kept on the transaction.
+  let passkeyOptions: unknown;
+  if (passkeysEnabled(connection)) {
+    const ceremony = await authenticationCeremony(request.tenant, 'login');
+    await openCeremony(services, transaction, ceremony);
+    passkeyOptions = ceremony.options;
+  }
   const options = databaseOptions(connection);
   const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   return sendHostedPage(
@@ -43,6 +54,7 @@ function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep
         ...(extra.error !== undefined ? { error: extra.error } : {}),
         ...(options.disable_signup ? {} : { signupUrl: `${SIGNUP_PATH}?state=${transaction.id}` }),
         forgotPasswordUrl: `${RESET_PASSWORD_PATH}?state=${transaction.id}`,
+        ...(passkeyOptions !== undefined && { passkeyOptions }),
       }),
     // Chromium applies form-action to the redirects after the POST too: the chain ends at the client's callback.
     { status: extra.status ?? 200, formAction: [transaction.request.redirectUri], language },
@@ -77,9 +89,9 @@ export function registerLoginPage(app: App, services: Services): void {
     if (!connection) return reply;
     // Back from a failed attempt (post/redirect/get): its message, status and identifier.
     const outcome = formOutcome(request, services, place(step));
-    if (outcome) return showLogin(reply, request, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status });
+    if (outcome) return showLogin(reply, request, services, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status });
     const hint = step.transaction.request.loginHint;
-    return showLogin(reply, request, step, connection, hint ? { identifier: hint } : {});
+    return showLogin(reply, request, services, step, connection, hint ? { identifier: hint } : {});
   });
 
   app.post(LOGIN_PATH, {
@@ -87,9 +99,13 @@ export function registerLoginPage(app: App, services: Services): void {
     schema: {
       tags: PAGE_TAGS,
       summary: 'Log in with the login form',
-      ...formFields({ username: 'Email (or username where the connection has them)', password: 'The password' }),
+      ...formFields({
+        username: 'Email (or username where the connection has them)',
+        password: 'The password',
+        webauthn_response: "Instead of username and password, where the connection has passkeys: the browser's answer to the page's passkey ceremony (AuthenticationResponseJSON)",
+      }),
       response: {
-        303: redirect('Logged in: to /authorize/resume, or to /u/mfa when the tenant requires a second factor; otherwise back to the login page, which says what went wrong'),
+        303: redirect('Logged in: to /authorize/resume, to /u/mfa when the tenant requires a second factor, or to /u/passkey to offer a passkey (passkeys on, none yet); otherwise back to the login page, which says what went wrong'),
         400: STALE_STEP,
       },
     },
@@ -99,6 +115,7 @@ export function registerLoginPage(app: App, services: Services): void {
     const connection = await connectionOf(request, reply, services, step);
     if (!connection) return reply;
     const body = formBody(request);
+    if (body.webauthn_response !== undefined) return logInWithPasskey(request, reply, services, step, connection, body.webauthn_response);
     const identifier = (body.username ?? '').slice(0, 320);
     const password = body.password ?? '';
     const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);
@@ -132,6 +149,31 @@ export function registerLoginPage(app: App, services: Services): void {
     // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
     transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
     await saveLoginTransactionRequest(services, transaction);
+    // Passkeys on: one who has none yet is offered to create one now (and may decline).
+    if (passkeyProgressiveEnrollment(connection) && !(await listMfaEnrollments(services.store.db, request.tenant.id, result.user.user_id)).some((e) => e.type === 'passkey')) {
+      return reply.redirect(`${PASSKEY_PATH}?state=${transaction.id}`, 303);
+    }
     return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
   });
+}
+
+/**
+ * A passkey login: the answer to the ceremony the page showed (taken once), from a passkey of this tenant
+ * whose user may log in here. The session's `amr` says which kind of key; a passkey meets the MFA policy.
+ */
+async function logInWithPasskey(request: FastifyRequest, reply: FastifyReply, services: Services, step: LoginStep, connection: Connection, answer: string) {
+  const { transaction } = step;
+  const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error });
+  const ceremony = passkeysEnabled(connection) ? await takeCeremony(services, transaction, ['login']) : undefined;
+  if (!ceremony) return retry(400, 'That passkey sign-in has expired. Try again.');
+  const result = await completeAuthentication(services.store.db, request.tenant, ceremony, answer.slice(0, 32_768), { types: ['passkey'] });
+  const user = result.outcome === 'right' ? await findPrimaryUser(services.store.db, request.tenant.id, result.enrollment.userId) : undefined;
+  if (result.outcome !== 'right' || !user || user.connection_id !== connection.id) {
+    return retry(400, 'That passkey could not sign you in: it is not registered here, or was not verified. Try again, or log in with your password.');
+  }
+  if (user.blocked) return retry(400, 'This account is blocked. Contact the administrator of this application to have it unblocked.');
+  await startSession(request, reply, services, user, Date.now(), [credentialAmr(result.enrollment), 'mfa']);
+  transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+  await saveLoginTransactionRequest(services, transaction);
+  return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
 }

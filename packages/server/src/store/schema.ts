@@ -216,6 +216,8 @@ export interface LoginTransactionsTable {
   csrf_token: string;
   expires_at: number;
   created_at: number;
+  /** JSON: the WebAuthn ceremony a page started (0024), taken once by its answer. */
+  webauthn_ceremony?: string | null;
 }
 
 export interface UserConsentsTable {
@@ -734,7 +736,9 @@ export interface Database {
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------
 
-export type MfaEnrollmentType = 'totp' | 'recovery-code';
+export type MfaEnrollmentType = 'totp' | 'recovery-code' | WebauthnEnrollmentType;
+/** WebAuthn credentials (0024): a second factor (roaming: a security key; platform: this device), or a passkey (a first factor). */
+export type WebauthnEnrollmentType = 'webauthn-roaming' | 'webauthn-platform' | 'passkey';
 
 export interface MfaEnrollmentsTable {
   id: string;
@@ -748,6 +752,13 @@ export interface MfaEnrollmentsTable {
   created_at: number;
   confirmed_at: number | null;
   last_auth_at: number | null;
+  credential_id?: string | null;
+  public_key?: string | null;
+  sign_count?: number | null;
+  transports?: string | null;
+  device_type?: string | null;
+  backed_up?: number | null;
+  user_agent?: string | null;
 }
 
 export interface MfaChallengesTable {
@@ -759,6 +770,10 @@ export interface MfaChallengesTable {
   recovery_code_sealed: string | null;
   expires_at: number;
   created_at: number;
+  /** The email factor (0024): SHA-256 of the code last sent, its expiry, and how many were sent. */
+  email_code_hash?: string | null;
+  email_code_expires_at?: number | null;
+  email_codes_sent?: number;
 }
 
 export interface Database {

@@ -910,6 +910,30 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
     await api(f, 'PUT', '/guardian/policies', []);
   }
 
+  // Passkeys (/u/passkey), switched on for the while on the database connection: after a password login the page
+  // offers one (made in Chromium in login/passkeys.test.ts; here declined), a refused answer, stale forms.
+  const database = (await api(f, 'GET', `/connections/${f.databaseConnection.id}`)) as unknown as { options: Record<string, unknown> };
+  await api(f, 'PATCH', `/connections/${f.databaseConnection.id}`, { options: { ...database.options, authentication_methods: { password: { enabled: true }, passkey: { enabled: true } } } });
+  try {
+    const passkeyEmail = `${unique('passkey')}@example.com`;
+    await createUser(test, passkeyEmail, PASSWORD);
+    const person = new TestBrowser();
+    const page = await person.follow(base, await person.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
+    const login = readForm(await (page as Response).text(), base);
+    const refusedPasskey = await expectStatus('login with a passkey, not one', person.post(login.action, { ...login.fields, webauthn_response: '{}' }), 303);
+    await expectStatus('login page, after a refused passkey', person.get(new URL(refusedPasskey.headers.get('location')!, base).href), 400);
+    const offered = await expectStatus('login, passkey offered', person.post(login.action, { ...login.fields, username: passkeyEmail, password: PASSWORD }), 303);
+    const offer = await expectStatus('passkey page', person.get(new URL(offered.headers.get('location')!, base).href), 200);
+    const offerForm = readForm(await offer.text(), base);
+    const wrong = await expectStatus('passkey, not one', person.post(`${base}/u/passkey`, { ...offerForm.fields, webauthn_response: '{"id":"x"}' }), 303);
+    await expectStatus('passkey page, after a refused answer', person.get(new URL(wrong.headers.get('location')!, base).href), 400);
+    await expectStatus('passkey, not now', person.post(`${base}/u/passkey`, { ...offerForm.fields, skip: 'yes' }), 303);
+    await expectStatus('passkey page, stale state', get('/u/passkey?state=nope'), 400);
+    await expectStatus('passkey form, stale', form('/u/passkey', { transaction: 'nope', _csrf: 'x', skip: 'yes' }), 400);
+  } finally {
+    await api(f, 'PATCH', `/connections/${f.databaseConnection.id}`, { options: database.options });
+  }
+
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);
   const emailId = /href="\/dev\/mailbox\/(eml_[A-Za-z0-9]{22})"/.exec(await (await get('/dev/mailbox')).text())?.[1];

@@ -5,6 +5,7 @@
  */
 import { alert, formGuards, html, renderDocument, type PageContext } from './chrome.js';
 import { DEFAULT_LOGIN_TEXTS, withClientName, type LoginTexts } from './texts.js';
+import { webauthnForm } from './webauthn.js';
 
 const IDENTIFIER = {
   email: { label: 'emailPlaceholder', type: 'email', inputmode: 'email' },
@@ -26,6 +27,12 @@ export function renderLoginPage(
     forgotPasswordUrl?: string;
     /** The page's texts in its language (login/texts.ts). */
     texts?: LoginTexts;
+    /**
+     * Passkeys enabled: the ceremony's options (PublicKeyCredentialRequestOptionsJSON), for the button and the
+     * username field's autofill; not autofill again after a failed attempt, so a refused passkey the browser
+     * hands back at once cannot loop.
+     */
+    passkeyOptions?: unknown;
   },
 ): string {
   const t = view.texts ?? DEFAULT_LOGIN_TEXTS;
@@ -39,7 +46,7 @@ ${alert('error', view.error)}
 ${formGuards(view.csrfToken, view.transaction)}
 <div class="field">
 <label for="username">${t[identifier.label]}</label>
-<input id="username" name="username" type="${identifier.type}" inputmode="${identifier.inputmode}" value="${view.identifier ?? ''}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="320"${focusPassword ? '' : html` autofocus`}>
+<input id="username" name="username" type="${identifier.type}" inputmode="${identifier.inputmode}" value="${view.identifier ?? ''}" autocomplete="${view.passkeyOptions ? 'username webauthn' : 'username'}" autocapitalize="none" spellcheck="false" required maxlength="320"${focusPassword ? '' : html` autofocus`}>
 </div>
 <div class="field">
 <label for="password">${t.passwordPlaceholder}</label>
@@ -48,6 +55,8 @@ ${view.forgotPasswordUrl ? html`<p class="field-link"><a href="${view.forgotPass
 </div>
 <div class="actions"><button class="button button-primary" type="submit">${t.buttonText}</button></div>
 </form>
+${view.passkeyOptions ? html`<p class="or">or</p>
+${webauthnForm({ action: view.action, csrfToken: view.csrfToken, transaction: view.transaction, mode: 'authenticate', options: view.passkeyOptions, button: 'Log in with a passkey', autofill: view.error === undefined })}` : ''}
 ${view.signupUrl ? html`<p class="switch">${t.signupActionText} <a href="${view.signupUrl}">${t.signupActionLinkText}</a></p>` : ''}`;
   return renderDocument(ctx, { title: t.pageTitle, content });
 }

@@ -466,6 +466,12 @@ input[aria-invalid="true"] { border-color: var(--danger); }
   * { transition: none !important; }
 }
 
+/* WebAuthn (pages/webauthn.ts): the status line of a failed ceremony, and the "or" between two ways in. */
+.webauthn-status { margin: 0 0 12px; color: #b42318; font-size: 0.9375rem; }
+.webauthn-status[hidden] { display: none; }
+.or { display: flex; align-items: center; gap: 12px; margin: 20px 0; color: #5b6472; font-size: 0.875rem; }
+.or::before, .or::after { content: ""; flex: 1; border-top: 1px solid #dde1e7; }
+
 @media (forced-colors: active) {
   .button-primary { border-color: ButtonText; }
 }
