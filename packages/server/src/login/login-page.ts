@@ -18,15 +18,22 @@ import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
+import { federatedButtons } from './federated-buttons.js';
 
 export const RESET_PASSWORD_PATH = '/u/reset-password';
 
 /** The login page of a transaction, and where a failed attempt sends the browser back to. */
 const place = (step: LoginStep) => ({ page: 'login', binding: step.transaction.id, url: `${LOGIN_PATH}?state=${step.transaction.id}` });
 
-function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
+function showLogin(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  step: LoginStep,
+  connection: Connection | undefined,
+  extra: { identifier?: string; error?: string; status?: number; federated?: { label: string; url: string }[] },
+) {
   const { transaction, client } = step;
-  const options = databaseOptions(connection);
+  const options = connection ? databaseOptions(connection) : {};
   const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   return sendHostedPage(
     reply,
@@ -38,7 +45,8 @@ function showLogin(reply: FastifyReply, request: FastifyRequest, step: LoginStep
         csrfToken: transaction.csrfToken,
         transaction: transaction.id,
         clientName: client.name,
-        identifierKind: options.requires_username ? 'email_or_username' : 'email',
+        ...(connection && { identifierKind: options.requires_username ? ('email_or_username' as const) : ('email' as const) }),
+        ...(extra.federated && { federated: extra.federated }),
         ...(extra.identifier !== undefined ? { identifier: extra.identifier } : {}),
         ...(extra.error !== undefined ? { error: extra.error } : {}),
         ...(options.disable_signup ? {} : { signupUrl: `${SIGNUP_PATH}?state=${transaction.id}` }),
@@ -73,13 +81,15 @@ export function registerLoginPage(app: App, services: Services): void {
   }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
-    const connection = await connectionOf(request, reply, services, step);
-    if (!connection) return reply;
+    const federated = await federatedButtons(services, request.tenant.id, step.client.client_id, step.transaction.id);
+    // With upstream identity providers to offer, the page stands without a database connection.
+    const connection = federated.length > 0 ? await databaseConnectionFor(services, request.tenant, step.client.client_id, step.transaction.request.connection) : await connectionOf(request, reply, services, step);
+    if (!connection && federated.length === 0) return reply;
     // Back from a failed attempt (post/redirect/get): its message, status and identifier.
     const outcome = formOutcome(request, services, place(step));
-    if (outcome) return showLogin(reply, request, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status });
+    if (outcome) return showLogin(reply, request, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status, federated });
     const hint = step.transaction.request.loginHint;
-    return showLogin(reply, request, step, connection, hint ? { identifier: hint } : {});
+    return showLogin(reply, request, step, connection, { ...(hint && { identifier: hint }), federated });
   });
 
   app.post(LOGIN_PATH, {

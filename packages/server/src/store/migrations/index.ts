@@ -21,6 +21,7 @@ import * as usersAtScale from './0019_users_at_scale.js';
 import * as tenantLogs from './0021_tenant_logs.js';
 import * as fapi from './0022_fapi.js';
 import * as multiFactor from './0023_multi_factor.js';
+import * as federation from './0025_federation.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0021_tenant_logs': tenantLogs,
   '0022_fapi': fapi,
   '0023_multi_factor': multiFactor,
+  '0025_federation': federation,
 };
 
 export const migrationProvider: MigrationProvider = {
