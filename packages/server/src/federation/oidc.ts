@@ -3,13 +3,15 @@
  * explicit endpoints; `type` `back_channel` (authorization code with PKCE, the default) or `front_channel` (an
  * ID token by form_post). Toward the token endpoint it authenticates with `client_secret_basic` unless the
  * options name `client_secret_post` or `private_key_jwt` (OIDC Core §9's default). The ID token is checked by
- * openid-client: issuer, audience, signature against the upstream's JWKS, expiry with clock tolerance, nonce.
+ * openid-client (issuer, audience, expiry with clock tolerance, nonce) and its signature against the upstream's
+ * JWKS by id-token-signature.ts (the front channel's by openid-client).
  * Users are `oidc|<connection>|<sub>`, enterprise (isSocial false).
  */
 import { createPrivateKey } from 'node:crypto';
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { calculateJwkThumbprint, exportJWK, importPKCS8 } from 'jose';
 import * as client from 'openid-client';
+import { verifyIdTokenSignature } from './id-token-signature.js';
 import { profileFromClaims } from './profile-claims.js';
 import type { CallbackParameters, FederatedProfile, FederationStrategy, UpstreamConnection, UpstreamTrip } from './strategy.js';
 import { asUpstreamError, upstreamConfiguration, type UpstreamEndpoints } from './upstream-client.js';
@@ -139,7 +141,8 @@ async function completeCode(config: client.Configuration, trip: UpstreamTrip, pa
     idTokenExpected: true,
   });
   const claims = tokens.claims();
-  if (!claims) throw new UpstreamError('access_denied', 'The identity provider sent no ID token');
+  if (!claims || !tokens.id_token) throw new UpstreamError('access_denied', 'The identity provider sent no ID token');
+  await verifyIdTokenSignature(tokens.id_token, config.serverMetadata().jwks_uri);
   let userinfo: Record<string, unknown> = {};
   if (config.serverMetadata().userinfo_endpoint && tokens.access_token) {
     try {
