@@ -1,66 +1,105 @@
 /**
  * Every federation strategy against a real upstream: the strategy contract (strategy-contract.ts) run for `oidc`
- * (discovery, client_secret_basic) and `oauth2` (explicit endpoints and a userinfo mapping), both toward one
- * oidc-provider instance, through one Gatehouse.
+ * (discovery, client_secret_basic), `oauth2` (explicit endpoints, a userinfo mapping) and the `google-oauth2`
+ * preset (oidc-provider posing as Google through overridden endpoints, client_secret_post as Google documents),
+ * all toward one oidc-provider instance, through one Gatehouse per storage dialect.
  */
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOidcUpstream, type OidcUpstream } from '../test-support/oidc-upstream.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
-import { createApp, type TestApp } from '../test-support/sign-in.js';
-import { runStrategyContract, type StrategyFixture } from './strategy-contract.js';
+import { postgresAvailable } from '../test-support/services.js';
+import { createApp, management, TestBrowser, type TestApp } from '../test-support/sign-in.js';
+import { APP_CALLBACK, runStrategyContract, type StrategyFixture } from './strategy-contract.js';
 
-let test: TestServer;
-let app: TestApp;
-let upstream: OidcUpstream;
 const OIDC_SECRET = 'oidc-upstream-secret-0123456789abcdef';
 const OAUTH2_SECRET = 'oauth2-upstream-secret-0123456789abcdef';
+const GOOGLE_SECRET = 'google-upstream-secret-0123456789abcdef';
 
-beforeAll(async () => {
-  test = await startTestServer();
-  app = await createApp(test);
-  const redirect_uris = [`${test.url}/login/callback`];
-  upstream = await startOidcUpstream([
-    { client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_basic' },
-    { client_id: 'gatehouse-oauth2', client_secret: OAUTH2_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
-  ]);
-});
-afterAll(async () => {
-  await upstream?.close();
-  await test?.close();
-});
+for (const dialect of ['sqlite', 'postgres'] as const) {
+  describe.skipIf(dialect === 'postgres' && !(await postgresAvailable()))(`federation strategies (${dialect})`, () => {
+    let test: TestServer;
+    let app: TestApp;
+    let upstream: OidcUpstream;
 
-const context = { test: () => test, app: () => app };
+    beforeAll(async () => {
+      test = await startTestServer({ dialect });
+      app = await createApp(test);
+      const redirect_uris = [`${test.url}/login/callback`];
+      upstream = await startOidcUpstream([
+        { client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_basic' },
+        { client_id: 'gatehouse-oauth2', client_secret: OAUTH2_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
+        { client_id: 'gatehouse-google', client_secret: GOOGLE_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
+      ]);
+    });
+    afterAll(async () => {
+      await upstream?.close();
+      await test?.close();
+    });
 
-const fixtures: StrategyFixture[] = [
-  {
-    strategy: 'oidc',
-    connection: 'upstream-oidc',
-    options: () => ({ client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, discovery_url: upstream.discoveryUrl, scope: 'openid profile email' }),
-    secrets: { client_secret: OIDC_SECRET },
-    requiredOption: 'client_id',
-    userIdOf: (sub) => `oidc|upstream-oidc|${sub}`,
-    isSocial: false,
-  },
-  {
-    strategy: 'oauth2',
-    connection: 'upstream-oauth2',
-    options: () => ({
-      client_id: 'gatehouse-oauth2',
-      client_secret: OAUTH2_SECRET,
-      authorizationURL: `${upstream.issuer}/auth`,
-      tokenURL: `${upstream.issuer}/token`,
-      userinfoURL: `${upstream.issuer}/me`,
-      // oidc-provider's userinfo wants `openid`; the ID token it also returns is not what oauth2 reads.
-      scope: ['openid', 'profile', 'email'],
-      profile_mapping: { user_id: 'sub', nickname: 'nickname' },
-    }),
-    secrets: { client_secret: OAUTH2_SECRET },
-    requiredOption: 'tokenURL',
-    userIdOf: (sub) => `oauth2|upstream-oauth2|${sub}`,
-    isSocial: true,
-  },
-];
+    const context = { test: () => test, app: () => app };
 
-for (const fixture of fixtures) {
-  describe(`federation strategy contract: ${fixture.strategy}`, () => runStrategyContract(fixture, context));
+    const fixtures: StrategyFixture[] = [
+      {
+        strategy: 'oidc',
+        connection: 'upstream-oidc',
+        options: () => ({ client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, discovery_url: upstream.discoveryUrl, scope: 'openid profile email' }),
+        secrets: { client_secret: OIDC_SECRET },
+        refused: { options: () => ({ client_secret: OIDC_SECRET, discovery_url: upstream.discoveryUrl }), says: 'client_id' },
+        userIdOf: (sub) => `oidc|upstream-oidc|${sub}`,
+        isSocial: false,
+      },
+      {
+        strategy: 'oauth2',
+        connection: 'upstream-oauth2',
+        options: () => ({
+          client_id: 'gatehouse-oauth2',
+          client_secret: OAUTH2_SECRET,
+          authorizationURL: `${upstream.issuer}/auth`,
+          tokenURL: `${upstream.issuer}/token`,
+          userinfoURL: `${upstream.issuer}/me`,
+          // oidc-provider's userinfo wants `openid`; the ID token it also returns is not what oauth2 reads.
+          scope: ['openid', 'profile', 'email'],
+          profile_mapping: { user_id: 'sub', nickname: 'nickname' },
+        }),
+        secrets: { client_secret: OAUTH2_SECRET },
+        refused: { options: () => ({ client_id: 'x', client_secret: 'y', authorizationURL: `${upstream.issuer}/auth`, userinfoURL: `${upstream.issuer}/me` }), says: 'tokenURL' },
+        userIdOf: (sub) => `oauth2|upstream-oauth2|${sub}`,
+        isSocial: true,
+      },
+      {
+        strategy: 'google-oauth2',
+        connection: 'google-oauth2',
+        options: () => ({
+          client_id: 'gatehouse-google',
+          client_secret: GOOGLE_SECRET,
+          issuer: upstream.issuer,
+          authorization_endpoint: `${upstream.issuer}/auth`,
+          token_endpoint: `${upstream.issuer}/token`,
+          userinfo_endpoint: `${upstream.issuer}/me`,
+          jwks_uri: `${upstream.issuer}/jwks`,
+        }),
+        secrets: { client_secret: GOOGLE_SECRET },
+        refused: { options: () => ({ client_id: 'x', client_secret: 'y', token_endpoint: 'http://upstream.example/token' }), says: 'https' },
+        userIdOf: (sub) => `google-oauth2|${sub}`,
+        isSocial: true,
+      },
+    ];
+
+    for (const fixture of fixtures) {
+      describe(`the strategy contract: ${fixture.strategy}`, () => runStrategyContract(fixture, context));
+    }
+
+    it('google-oauth2 without its own keys (development-keys mode) is refused when used, with a clear message', async () => {
+      const created = await management(test, 'POST', '/connections', { name: 'google-dev-keys', strategy: 'google-oauth2', enabled_clients: [app.client_id] });
+      expect(created.status).toBe(201);
+      const browser = new TestBrowser();
+      const start = await browser.get(
+        `${test.url}/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: APP_CALLBACK, response_type: 'code', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', connection: 'google-dev-keys' })}`,
+      );
+      const answer = new URL(start.headers.get('location')!);
+      expect(answer.origin + answer.pathname).toBe(APP_CALLBACK);
+      expect(answer.searchParams.get('error')).toBe('access_denied');
+      expect(answer.searchParams.get('error_description')).toMatch(/development-keys mode.*client_id and client_secret/);
+    });
+  });
 }

@@ -1,4 +1,5 @@
 /** The federation strategies this server offers, by the connection `strategy` that selects them. */
+import { googleStrategy } from './google-oauth2.js';
 import { oauth2Strategy } from './oauth2.js';
 import { oidcStrategy } from './oidc.js';
 import type { FederationStrategy } from './strategy.js';
@@ -6,6 +7,7 @@ import type { FederationStrategy } from './strategy.js';
 export const FEDERATION_STRATEGIES: Readonly<Record<string, FederationStrategy>> = {
   oidc: oidcStrategy,
   oauth2: oauth2Strategy,
+  'google-oauth2': googleStrategy,
 };
 
 export function federationStrategy(strategy: string): FederationStrategy | undefined {
