@@ -10,7 +10,7 @@ import { decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEvents } from '../events/outbox.js';
 import { startCraftedUpstream, type CraftedUpstream, type IdTokenFlaw } from '../test-support/crafted-upstream.js';
-import { startTestServer, type TestServer } from '../test-support/server.js';
+import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { createApp, management, TestBrowser, type TestApp } from '../test-support/sign-in.js';
 import { APP_CALLBACK } from './strategy-contract.js';
 
@@ -245,6 +245,26 @@ describe('a federated sign-in in the rest of /authorize', () => {
     const silent = await new TestBrowser().get(authorizeUrl('crafted', { prompt: 'none' }).url);
     const answer = new URL(silent.headers.get('location')!);
     expect(answer.searchParams.get('error')).toBe('login_required');
+  });
+
+  it("keeps the upstream's access token sealed, and shows it only to read:user_idp_tokens", async () => {
+    upstream.flaw = 'none';
+    upstream.subject = 'token-holder';
+    await signIn('crafted');
+    const accessToken = upstream.lastAccessToken!;
+    const userId = 'oidc|crafted|token-holder';
+    const read = async (scopes: string[]) => {
+      const token = await managementToken(test, scopes);
+      const response = await fetch(`${test.url}/api/v2/users/${encodeURIComponent(userId)}`, { headers: { authorization: `Bearer ${token}` } });
+      return (await response.json()) as { identities: Record<string, unknown>[] };
+    };
+    expect((await read(['read:users'])).identities[0]!.access_token).toBeUndefined();
+    expect((await read(['read:users', 'read:user_idp_tokens'])).identities[0]!.access_token).toBe(accessToken);
+    const list = await management(test, 'GET', `/users?q=${encodeURIComponent('user_id:"oidc|crafted|token-holder"')}`);
+    expect(await list.text()).not.toContain(accessToken);
+    const row = await test.server.prepared.store.db.selectFrom('federated_identities').selectAll().where('user_id', '=', userId).executeTakeFirstOrThrow();
+    expect(row.access_token_sealed).toMatch(/^v1\./);
+    expect(JSON.stringify(row)).not.toContain(accessToken);
   });
 
   it('creates the user at the first login (user.created), refreshes its profile at the next (user.updated when it changed)', async () => {

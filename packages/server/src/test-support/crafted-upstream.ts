@@ -22,6 +22,8 @@ export interface CraftedUpstream {
   /** Every authorization request, and every token request's headers and form, as received. */
   readonly authorizations: URLSearchParams[];
   readonly tokenRequests: { authorization: string | undefined; form: URLSearchParams }[];
+  /** The access token of the last token response. */
+  lastAccessToken: string | undefined;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startCraftedUpstream(clientId: string): Promise<CraftedUps
     name: 'Crafted User',
     authorizations: [],
     tokenRequests: [],
+    lastAccessToken: undefined,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -98,6 +101,7 @@ export async function startCraftedUpstream(clientId: string): Promise<CraftedUps
         if (nonce === undefined) return response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_grant' }));
         nonces.delete(form.get('code')!);
         const tokens = { access_token: randomBytes(16).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token: await idToken(nonce) };
+        upstream.lastAccessToken = tokens.access_token;
         return response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(tokens));
       }
       response.writeHead(404).end();
