@@ -57,9 +57,13 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
   const client = transaction && (await services.configCache.client(tenant.id, transaction.request.clientId));
   if (!transaction || !client) return sendErrorPage(reply, request, new InvalidRequest(STALE));
   const afterPost = method === 'POST';
+  const connection = await findConnectionById(db, tenant.id, trip.connection_id);
+  const logged = {
+    client: { client_id: client.client_id, name: client.name },
+    ...(connection && { connection: { id: connection.id, name: connection.name, strategy: connection.strategy } }),
+  };
 
   try {
-    const connection = await findConnectionById(db, tenant.id, trip.connection_id);
     const strategy = connection && federationStrategy(connection.strategy);
     if (!connection || !strategy) throw new UpstreamError('access_denied', 'The connection no longer exists');
     const upstreamTrip = {
@@ -70,8 +74,12 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
     };
     const profile = await strategy.completeCallback(openUpstream(strategy, services.sealer, connection), upstreamTrip, params, method);
     const user = await signInFederatedUser(services, request, connection, strategy, profile);
-    if (user.blocked) throw new UpstreamError('access_denied', 'user is blocked');
-    request.log.info({ connection: connection.name, strategy: connection.strategy }, 'upstream sign-in completed');
+    const userName = user.email ?? profile.subject;
+    if (user.blocked) {
+      services.tenantLogs.recordFor(request, { ...logged, type: 'f', user_id: user.user_id, user_name: userName, description: 'user is blocked' });
+      return sendAuthorizationError(reply, request, client, transaction.request, new UpstreamError('access_denied', 'user is blocked'), afterPost);
+    }
+    services.tenantLogs.recordFor(request, { ...logged, type: 's', user_id: user.user_id, user_name: userName });
     if (mfaRequired(tenant)) {
       // As after a password: no session until the second factor.
       await requireSecondFactor(services, tenant.id, user.user_id, transaction.id, []);
@@ -83,6 +91,7 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
     return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, afterPost ? 303 : 302);
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;
+    services.tenantLogs.recordFor(request, { ...logged, type: 'f', description: error.description });
     return sendAuthorizationError(reply, request, client, transaction.request, error, afterPost);
   }
 }

@@ -247,6 +247,27 @@ describe('a federated sign-in in the rest of /authorize', () => {
     expect(answer.searchParams.get('error')).toBe('login_required');
   });
 
+  it('writes the tenant log: s for a federated login, f with the reason for a refused one; a blocked user is refused', async () => {
+    upstream.flaw = 'none';
+    upstream.subject = 'logged-user';
+    await signIn('crafted');
+    upstream.flaw = 'audience';
+    await signIn('crafted');
+    upstream.flaw = 'none';
+    const userId = 'oidc|crafted|logged-user';
+    const blocked = await management(test, 'PATCH', `/users/${encodeURIComponent(userId)}`, { blocked: true });
+    expect(blocked.status).toBe(200);
+    const { done } = await signIn('crafted');
+    expect(done.searchParams.get('error')).toBe('access_denied');
+    expect(done.searchParams.get('error_description')).toBe('user is blocked');
+    await expect
+      .poll(async () => {
+        const logs = (await (await management(test, 'GET', `/logs?q=${encodeURIComponent('connection:"crafted"')}&per_page=100`)).json()) as Record<string, unknown>[];
+        return logs.map((l) => `${String(l.type)}:${String(l.user_id ?? '-')}:${String(l.strategy_type)}:${/aud/.test(String(l.description)) ? 'aud' : ''}`);
+      })
+      .toEqual(expect.arrayContaining([`s:${userId}:enterprise:`, 'f:-:enterprise:aud', `f:${userId}:enterprise:`]));
+  });
+
   it("keeps the upstream's access token sealed, and shows it only to read:user_idp_tokens", async () => {
     upstream.flaw = 'none';
     upstream.subject = 'token-holder';
