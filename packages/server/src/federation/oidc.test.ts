@@ -208,6 +208,32 @@ describe('oidc strategy toward its upstream', () => {
   });
 });
 
+describe('malformed input at /login/callback and the login buttons', () => {
+  it('answers 4xx in the family shape, never a 5xx', async () => {
+    const browser = new TestBrowser();
+    const start = await browser.get(authorizeUrl('crafted').url);
+    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+    const cases: [string, RequestInit][] = [
+      [`/login/callback?state=${state}&state=${state}`, {}],
+      [`/login/callback?state=${'a'.repeat(5000)}`, {}],
+      [`/login/callback?state=%E0%A4%A&code=x`, {}],
+      ['/login/callback', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ state: [state], code: { a: 1 } }) }],
+      ['/login/callback', { method: 'POST', headers: { 'content-type': 'text/xml' }, body: '<x/>' }],
+      [`/u/login/federated?state=${'b'.repeat(32)}&connection=${'c'.repeat(3000)}`, {}],
+      ['/u/login/federated?connection=crafted', {}],
+    ];
+    for (const [path, init] of cases) {
+      const response = await fetch(`${test.url}${path}`, { redirect: 'manual', ...init, headers: { ...(init.headers as Record<string, string>), cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+      expect(response.status, path.slice(0, 80)).toBeGreaterThanOrEqual(400);
+      expect(response.status, path.slice(0, 80)).toBeLessThan(500);
+    }
+    // The trip is still unused: a garbled answer to it ends at the application as an OAuth error.
+    const garbled = await browser.post(`${test.url}/login/callback`, { state, id_token: '%%%' });
+    expect(garbled.status).toBe(303);
+    expect(new URL(garbled.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+  });
+});
+
 describe('a federated sign-in in the rest of /authorize', () => {
   it("shows a button per federated connection on the login page, which goes upstream and completes", async () => {
     upstream.flaw = 'none';
