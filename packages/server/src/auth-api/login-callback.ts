@@ -27,6 +27,7 @@ import { mfaRequired } from '../mfa/policy.js';
 import type { App, Services } from '../services.js';
 import { findConnectionById } from '../store/connections.js';
 import { consumeFederationTransaction } from '../store/federation-transactions.js';
+import { findUser } from '../store/users.js';
 
 const STALE = 'This sign-in has expired, was already completed, or was started in another browser. Go back to the application and sign in again.';
 
@@ -73,21 +74,26 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
       redirectUri: callbackUrl(request),
     };
     const profile = await strategy.completeCallback(openUpstream(strategy, services.sealer, connection), upstreamTrip, params, method);
-    const user = await signInFederatedUser(services, request, connection, strategy, profile);
+    const identity = await signInFederatedUser(services, request, connection, strategy, profile);
+    // A linked identity signs its primary user in (library rule 8).
+    const user = identity.linked_to ? ((await findUser(db, tenant.id, identity.linked_to)) ?? identity) : identity;
     const userName = user.email ?? profile.subject;
     if (user.blocked) {
       services.tenantLogs.recordFor(request, { ...logged, type: 'f', user_id: user.user_id, user_name: userName, description: 'user is blocked' });
       return sendAuthorizationError(reply, request, client, transaction.request, new UpstreamError('access_denied', 'user is blocked'), afterPost);
     }
     services.tenantLogs.recordFor(request, { ...logged, type: 's', user_id: user.user_id, user_name: userName });
+    // The user has just authenticated through the connection: prompt=login and `connection` are satisfied for
+    // the rest of this transaction (a linked identity's session is its primary user's, of another connection).
+    const { connection: _satisfied, ...rest } = transaction.request;
+    transaction.request = { ...rest, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    await saveLoginTransactionRequest(services, transaction);
     if (mfaRequired(tenant)) {
       // As after a password: no session until the second factor.
       await requireSecondFactor(services, tenant.id, user.user_id, transaction.id, []);
       return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, afterPost ? 303 : 302);
     }
     await startSession(request, reply, services, user, Date.now());
-    transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login'), connection: connection.name };
-    await saveLoginTransactionRequest(services, transaction);
     return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, afterPost ? 303 : 302);
   } catch (error) {
     if (!(error instanceof ProtocolError)) throw error;

@@ -294,6 +294,50 @@ describe('a federated sign-in in the rest of /authorize', () => {
       .toEqual(expect.arrayContaining([`s:${userId}:enterprise:`, 'f:-:enterprise:aud', `f:${userId}:enterprise:`]));
   });
 
+  it('signs in the primary user once the federated identity is linked to a database user', async () => {
+    upstream.flaw = 'none';
+    upstream.subject = 'linked-user';
+    await signIn('crafted');
+    const primary = (await (await management(test, 'POST', '/users', { connection: 'Username-Password-Authentication', email: 'primary@example.com', password: 'correct horse battery staple 9' })).json()) as { user_id: string };
+    const linked = await management(test, 'POST', `/users/${encodeURIComponent(primary.user_id)}/identities`, { provider: 'oidc', user_id: 'crafted|linked-user' });
+    expect(linked.status).toBe(201);
+    const identities = (await linked.json()) as Record<string, unknown>[];
+    expect(identities[1]).toMatchObject({ provider: 'oidc', user_id: 'crafted|linked-user', connection: 'crafted', isSocial: false });
+    const browser = new TestBrowser();
+    const start = authorizeUrl('crafted');
+    const leaving = await browser.get(start.url);
+    const done = await browser.follow(test.url, await browser.get(leaving.headers.get('location')!));
+    expect((done as URL).searchParams.get('error_description')).toBeNull();
+    const code = (done as URL).searchParams.get('code')!;
+    const token = await fetch(`${test.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: app.client_id, code, redirect_uri: APP_CALLBACK, code_verifier: start.verifier }).toString(),
+    });
+    const tokens = (await token.json()) as Record<string, unknown>;
+    expect(tokens.id_token, JSON.stringify(tokens)).toBeDefined();
+    expect(decodeJwt(String(tokens.id_token)).sub).toBe(primary.user_id);
+  });
+
+  it('owes the second factor the tenant requires before the session starts', async () => {
+    expect((await management(test, 'PUT', '/guardian/factors/otp', { enabled: true })).status).toBe(200);
+    expect((await management(test, 'PUT', '/guardian/policies', ['all-applications'])).status).toBe(200);
+    try {
+      upstream.flaw = 'none';
+      upstream.subject = 'mfa-user';
+      const browser = new TestBrowser();
+      const leaving = await browser.get(authorizeUrl('crafted').url);
+      const back = await browser.get(leaving.headers.get('location')!);
+      const callback = await browser.get(back.headers.get('location')!);
+      expect(callback.status).toBe(302);
+      expect(callback.headers.get('location')).toMatch(/^\/u\/mfa\?state=/);
+      expect(browser.cookies.has('gh_session')).toBe(false);
+    } finally {
+      await management(test, 'PUT', '/guardian/policies', []);
+      await management(test, 'PUT', '/guardian/factors/otp', { enabled: false });
+    }
+  });
+
   it("keeps the upstream's access token sealed, and shows it only to read:user_idp_tokens", async () => {
     upstream.flaw = 'none';
     upstream.subject = 'token-holder';
