@@ -39,23 +39,43 @@ function fromRow(row: MfaEnrollmentsTable): MfaEnrollment {
   };
 }
 
+function toRow(e: MfaEnrollment): MfaEnrollmentsTable {
+  return {
+    id: e.id,
+    tenant_id: e.tenantId,
+    user_id: e.userId,
+    type: e.type,
+    confirmed: e.confirmed ? 1 : 0,
+    secret_sealed: e.secretSealed,
+    code_hash: e.codeHash,
+    last_time_step: e.lastTimeStep,
+    created_at: e.createdAt,
+    confirmed_at: e.confirmedAt,
+    last_auth_at: e.lastAuthAt,
+  };
+}
+
 export async function insertMfaEnrollment(db: Kysely<Database>, e: MfaEnrollment): Promise<void> {
-  await db
-    .insertInto('mfa_enrollments')
-    .values({
-      id: e.id,
-      tenant_id: e.tenantId,
-      user_id: e.userId,
-      type: e.type,
-      confirmed: e.confirmed ? 1 : 0,
-      secret_sealed: e.secretSealed,
-      code_hash: e.codeHash,
-      last_time_step: e.lastTimeStep,
-      created_at: e.createdAt,
-      confirmed_at: e.confirmedAt,
-      last_auth_at: e.lastAuthAt,
-    })
+  await db.insertInto('mfa_enrollments').values(toRow(e)).execute();
+}
+
+/** Many enrollments in one statement (a user import's batch). */
+export async function insertMfaEnrollments(db: Kysely<Database>, enrollments: MfaEnrollment[]): Promise<void> {
+  if (enrollments.length > 0) await db.insertInto('mfa_enrollments').values(enrollments.map(toRow)).execute();
+}
+
+/** Which of `userIds` already have a confirmed enrollment of `type`. */
+export async function usersEnrolledIn(db: Kysely<Database>, tenantId: string, userIds: string[], type: MfaEnrollmentType): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('mfa_enrollments')
+    .select('user_id')
+    .where('tenant_id', '=', tenantId)
+    .where('type', '=', type)
+    .where('confirmed', '=', 1)
+    .where('user_id', 'in', userIds)
     .execute();
+  return new Set(rows.map((r) => r.user_id));
 }
 
 /** Every enrollment of a user, oldest first. */
