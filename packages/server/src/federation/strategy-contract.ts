@@ -42,8 +42,17 @@ export interface FlowResult {
   callbackUrl: URL;
 }
 
-/** /authorize?connection=… → the upstream, logged in as `login` (or aborted) → /login/callback → the application. */
-export async function federatedSignIn(test: TestServer, app: TestApp, connection: string, login: string | { abort: true }, browser = new TestBrowser()): Promise<FlowResult> {
+/**
+ * /authorize?connection=… → the upstream, logged in as `login` at oidc-provider (or aborted there), or driven by
+ * the caller to the URL the upstream sends the browser back to → /login/callback → the application.
+ */
+export async function federatedSignIn(
+  test: TestServer,
+  app: TestApp,
+  connection: string,
+  login: string | { abort: true } | { drive(upstreamUrl: string): Promise<URL> },
+  browser = new TestBrowser(),
+): Promise<FlowResult> {
   const verifier = randomBytes(32).toString('base64url');
   const query = new URLSearchParams({
     client_id: app.client_id,
@@ -60,7 +69,7 @@ export async function federatedSignIn(test: TestServer, app: TestApp, connection
   expect(start.status).toBe(302);
   const upstream = start.headers.get('location')!;
   expect(upstream.startsWith(test.url)).toBe(false);
-  const callbackUrl = await signInUpstream(browser, upstream, `${test.url}/login/callback`, login);
+  const callbackUrl = typeof login === 'object' && 'drive' in login ? await login.drive(upstream) : await signInUpstream(browser, upstream, `${test.url}/login/callback`, login);
   const done = await browser.follow(test.url, await browser.get(callbackUrl.href));
   if (!(done instanceof URL)) throw new Error(`expected a redirect to the application, got ${done.status}: ${(await done.text()).slice(0, 400)}`);
   return { done, browser, verifier, callbackUrl };
