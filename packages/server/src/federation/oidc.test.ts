@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEvents } from '../events/outbox.js';
 import { startCraftedUpstream, type CraftedUpstream, type IdTokenFlaw } from '../test-support/crafted-upstream.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
-import { createApp, management, TestBrowser, type TestApp } from '../test-support/sign-in.js';
+import { createApp, management, readForm, TestBrowser, type TestApp } from '../test-support/sign-in.js';
 import { APP_CALLBACK } from './strategy-contract.js';
 
 const CLIENT_ID = 'gatehouse-at-crafted';
@@ -248,6 +248,28 @@ describe('a federated sign-in in the rest of /authorize', () => {
     expect(new URL(leaving.headers.get('location')!).origin).toBe(upstream.issuer);
     const done = await browser.follow(test.url, await browser.get(leaving.headers.get('location')!));
     expect(done instanceof URL && done.searchParams.get('code')).toBeTruthy();
+  });
+
+  it("sends an email of an enterprise connection's domain (domain_aliases) to its identity provider from the login form", async () => {
+    await createConnection('acme-corp', { client_secret: SECRET, domain_aliases: ['acme.example'] });
+    upstream.flaw = 'none';
+    upstream.subject = 'bob';
+    const browser = new TestBrowser();
+    const page = await browser.follow(test.url, await browser.get(authorizeUrl(undefined).url));
+    const form = readForm(await (page as Response).text(), test.url);
+    const leaving = await browser.post(form.action, { ...form.fields, username: 'Bob@ACME.example', password: '' });
+    expect(leaving.status).toBe(303);
+    expect(new URL(leaving.headers.get('location')!).origin).toBe(upstream.issuer);
+    const done = await browser.follow(test.url, await browser.get(leaving.headers.get('location')!));
+    expect(done instanceof URL && done.searchParams.get('code')).toBeTruthy();
+    expect((await management(test, 'GET', `/users/${encodeURIComponent('oidc|acme-corp|bob')}`)).status).toBe(200);
+    // Other domains still log in with a password here.
+    const person = new TestBrowser();
+    const otherPage = await person.follow(test.url, await person.get(authorizeUrl(undefined).url));
+    const otherForm = readForm(await (otherPage as Response).text(), test.url);
+    const refused = await person.post(otherForm.action, { ...otherForm.fields, username: 'bob@elsewhere.example', password: 'wrong password here' });
+    expect(refused.status).toBe(303);
+    expect(refused.headers.get('location')).toMatch(/^\/u\/login\?/);
   });
 
   it('keeps the SSO session: the next /authorize for the connection answers without going upstream; prompt=none without one gives login_required', async () => {

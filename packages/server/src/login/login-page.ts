@@ -1,11 +1,13 @@
 /** GET/POST /u/login: identifier and password for the request's database connection. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
+import { homeRealmOf } from '../federation/home-realm.js';
+import { redirectUpstream } from '../federation/start.js';
 import { recordPasswordLogin } from '../logs/login-outcomes.js';
 import { requireSecondFactor } from '../mfa/login-step.js';
 import { mfaRequired } from '../mfa/policy.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
-import { InvalidRequest } from '../http/errors.js';
+import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY } from './documentation.js';
@@ -65,6 +67,24 @@ async function connectionOf(request: FastifyRequest, reply: FastifyReply, servic
   return connection;
 }
 
+/** Upstream: an upstream that cannot be used now is said on the login page, where the person can try again. */
+async function sendToHomeRealm(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  step: LoginStep,
+  realm: Connection,
+  retry: (status: number, error: string) => FastifyReply | Promise<FastifyReply>,
+): Promise<FastifyReply> {
+  const { transaction } = step;
+  try {
+    return await redirectUpstream(request, reply, services, { ...transaction, request: { ...transaction.request, connection: realm.name } }, realm, true);
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    return retry(400, `Your organization's sign-in (${realm.display_name || realm.name}) cannot be reached right now. Try again in a moment.`);
+  }
+}
+
 export function registerLoginPage(app: App, services: Services): void {
   app.get(LOGIN_PATH, {
     config: { rateLimit: { bucket: 'authorize' } },
@@ -99,7 +119,7 @@ export function registerLoginPage(app: App, services: Services): void {
       summary: 'Log in with the login form',
       ...formFields({ username: 'Email (or username where the connection has them)', password: 'The password' }),
       response: {
-        303: redirect('Logged in: to /authorize/resume, or to /u/mfa when the tenant requires a second factor; otherwise back to the login page, which says what went wrong'),
+        303: redirect("Logged in: to /authorize/resume, or to /u/mfa when the tenant requires a second factor; an email of an enterprise connection's domain (domain_aliases): to its identity provider; otherwise back to the login page, which says what went wrong"),
         400: STALE_STEP,
       },
     },
@@ -112,6 +132,9 @@ export function registerLoginPage(app: App, services: Services): void {
     const identifier = (body.username ?? '').slice(0, 320);
     const password = body.password ?? '';
     const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);
+    // An email of an enterprise connection's domain signs in at its identity provider, not with a password here.
+    const realm = identifier ? await homeRealmOf(services, request.tenant.id, step.client.client_id, identifier) : undefined;
+    if (realm) return sendToHomeRealm(request, reply, services, step, realm, retry);
     if (!identifier || !password || password.length > 1024) return retry(400, 'Enter your email and password.');
     const result = await authenticateWithPassword(services, connection, identifier, password, request.ip);
     recordPasswordLogin(services, { request, client: { client_id: step.client.client_id, name: step.client.name }, connection, identifier, success: 's' }, result);
