@@ -24,7 +24,15 @@ function sealedTokens(sealer: Sealer, userId: string, tokens: FederatedProfile['
   return {
     access_token_sealed: tokens.access_token ? sealer.seal(tokens.access_token, tokenContext(userId, 'access_token')) : null,
     refresh_token_sealed: tokens.refresh_token ? sealer.seal(tokens.refresh_token, tokenContext(userId, 'refresh_token')) : null,
+    id_token_sealed: tokens.id_token ? sealer.seal(tokens.id_token, tokenContext(userId, 'id_token')) : null,
   };
+}
+
+/** The federated identity of a user with its upstream ID token, opened (for a federated logout). */
+export async function federatedIdentityOf(db: Kysely<Database>, sealer: Sealer, userId: string): Promise<{ connectionId: string; idToken: string | undefined } | undefined> {
+  const row = await db.selectFrom('federated_identities').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  if (!row) return undefined;
+  return { connectionId: row.connection_id, idToken: row.id_token_sealed ? sealer.unseal(row.id_token_sealed, tokenContext(userId, 'id_token')) : undefined };
 }
 
 /** The upstream's tokens of a federated user, opened (for `read:user_idp_tokens` holders). */

@@ -30,6 +30,8 @@ export const OidcOptions = Type.Object(
     token_endpoint: Type.Optional(Url),
     userinfo_endpoint: Type.Optional(Url),
     jwks_uri: Type.Optional(Url),
+    /** RP-initiated logout (OIDC RP-Initiated Logout 1.0), when not in the discovery document. */
+    end_session_endpoint: Type.Optional(Url),
     scope: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
     type: Type.Optional(Type.Union([Type.Literal('back_channel'), Type.Literal('front_channel')])),
     token_endpoint_auth_method: Type.Optional(
@@ -98,7 +100,7 @@ async function configurationOf(upstream: UpstreamConnection): Promise<client.Con
 
 export function oidcCheckOptions(value: Record<string, unknown>): string | undefined {
   const options = value as OidcOptionsValue;
-  for (const field of ['discovery_url', 'issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'] as const) {
+  for (const field of ['discovery_url', 'issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'end_session_endpoint'] as const) {
     const problem = checkUpstreamUrl(field, options[field]);
     if (problem) return problem;
   }
@@ -153,7 +155,11 @@ async function completeCode(config: client.Configuration, trip: UpstreamTrip, pa
   }
   return profileFromClaims(
     { ...userinfo, ...claims },
-    { ...(tokens.access_token && { access_token: tokens.access_token }), ...(tokens.refresh_token && { refresh_token: tokens.refresh_token }) },
+    {
+      ...(tokens.access_token && { access_token: tokens.access_token }),
+      ...(tokens.refresh_token && { refresh_token: tokens.refresh_token }),
+      id_token: tokens.id_token,
+    },
   );
 }
 
@@ -164,7 +170,7 @@ async function completeFormPost(config: client.Configuration, trip: UpstreamTrip
     body: new URLSearchParams(parameters).toString(),
   });
   const claims = await client.implicitAuthentication(config, request, trip.nonce, { expectedState: trip.state });
-  return profileFromClaims(claims, {});
+  return profileFromClaims(claims, { ...(parameters.id_token && { id_token: parameters.id_token }) });
 }
 
 export const oidcStrategy: FederationStrategy = {
@@ -196,6 +202,18 @@ export const oidcStrategy: FederationStrategy = {
         ? { response_type: 'id_token', response_mode: 'form_post' }
         : { response_type: 'code', code_challenge: await client.calculatePKCECodeChallenge(trip.codeVerifier), code_challenge_method: 'S256' }),
     });
+  },
+
+  async logoutUrl(upstream, logout) {
+    const options = upstream.options as OidcOptionsValue;
+    const config = await configurationOf(upstream);
+    const endpoint = options.end_session_endpoint ?? config.serverMetadata().end_session_endpoint;
+    if (!endpoint) return undefined;
+    const url = new URL(endpoint);
+    if (logout.idToken) url.searchParams.set('id_token_hint', logout.idToken);
+    url.searchParams.set('client_id', options.client_id);
+    if (logout.returnTo) url.searchParams.set('post_logout_redirect_uri', logout.returnTo);
+    return url;
   },
 
   async completeCallback(upstream, trip, parameters, method) {

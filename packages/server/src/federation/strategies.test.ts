@@ -9,7 +9,7 @@ import { startOidcUpstream, type OidcUpstream } from '../test-support/oidc-upstr
 import { startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 import { createApp, management, TestBrowser, type TestApp } from '../test-support/sign-in.js';
-import { APP_CALLBACK, runStrategyContract, type StrategyFixture } from './strategy-contract.js';
+import { APP_CALLBACK, federatedSignIn, runStrategyContract, type StrategyFixture } from './strategy-contract.js';
 
 const OIDC_SECRET = 'oidc-upstream-secret-0123456789abcdef';
 const OAUTH2_SECRET = 'oauth2-upstream-secret-0123456789abcdef';
@@ -26,7 +26,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       app = await createApp(test);
       const redirect_uris = [`${test.url}/login/callback`];
       upstream = await startOidcUpstream([
-        { client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_basic' },
+        { client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_basic', post_logout_redirect_uris: ['https://app.example/'] },
         { client_id: 'gatehouse-oauth2', client_secret: OAUTH2_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
         { client_id: 'gatehouse-google', client_secret: GOOGLE_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
       ]);
@@ -88,6 +88,46 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     for (const fixture of fixtures) {
       describe(`the strategy contract: ${fixture.strategy}`, () => runStrategyContract(fixture, context));
     }
+
+    it('ends the upstream session too on /v2/logout?federated (oidc end_session_endpoint), then returns to the application', async () => {
+      const result = await federatedSignIn(test, app, 'upstream-oidc', 'leaving-user');
+      const { browser } = result;
+      /** Whether the upstream still has a session: its authorization answers at once, without a login page. */
+      const upstreamRemembers = async () => {
+        const start = await browser.get(`${test.url}/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: APP_CALLBACK, response_type: 'code', prompt: 'login', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256', connection: 'upstream-oidc' })}`);
+        let url = start.headers.get('location')!;
+        for (let i = 0; i < 8 && !url.startsWith(`${test.url}/login/callback`); i++) {
+          const response = await browser.get(url);
+          const next = response.headers.get('location');
+          if (!next) return false;
+          url = new URL(next, url).href;
+        }
+        return url.startsWith(`${test.url}/login/callback`);
+      };
+      expect(await upstreamRemembers()).toBe(true);
+      const logout = await browser.get(`${test.url}/v2/logout?client_id=${app.client_id}&returnTo=${encodeURIComponent('https://app.example/')}&federated`);
+      expect(logout.status).toBe(302);
+      const endSession = new URL(logout.headers.get('location')!);
+      expect(endSession.origin).toBe(upstream.issuer);
+      expect(endSession.searchParams.get('id_token_hint')).toBeTruthy();
+      expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe('https://app.example/');
+      expect(browser.cookies.has('gh_session')).toBe(false);
+      // oidc-provider asks the person to confirm.
+      const page = await (await browser.get(endSession.href)).text();
+      const action = /<form id="op.logoutForm" method="post" action="([^"]+)"/.exec(page)![1]!;
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(page)![1]!;
+      let step = await browser.post(new URL(action, upstream.issuer).href, { xsrf, logout: 'yes' });
+      let location = new URL(step.headers.get('location')!, upstream.issuer);
+      while (location.origin === upstream.issuer) {
+        step = await browser.get(location.href);
+        location = new URL(step.headers.get('location')!, upstream.issuer);
+      }
+      expect(location.href).toBe('https://app.example/');
+      expect(await upstreamRemembers()).toBe(false);
+      // Without `federated`, or for a user of no upstream, the logout stays here.
+      const local = await new TestBrowser().get(`${test.url}/v2/logout?client_id=${app.client_id}&returnTo=${encodeURIComponent('https://app.example/')}&federated`);
+      expect(local.headers.get('location')).toBe('https://app.example/');
+    });
 
     it('google-oauth2 without its own keys (development-keys mode) is refused when used, with a clear message', async () => {
       const created = await management(test, 'POST', '/connections', { name: 'google-dev-keys', strategy: 'google-oauth2', enabled_clients: [app.client_id] });

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { expect, it } from 'vitest';
 import { signInUpstream } from '../test-support/oidc-upstream.js';
-import type { TestServer } from '../test-support/server.js';
+import { managementToken, type TestServer } from '../test-support/server.js';
 import { management, TestBrowser, type TestApp } from '../test-support/sign-in.js';
 
 export const APP_CALLBACK = 'https://app.example/callback';
@@ -137,7 +137,9 @@ export function runStrategyContract(fixture: StrategyFixture, context: ContractC
     expect(claims.sub).toBe(fixture.userIdOf(sub));
     expect(claims.nonce).toBe('app-nonce');
     expect(claims.email).toBe(`${sub}@upstream.example`);
-    const user = (await (await management(test(), 'GET', `/users/${encodeURIComponent(fixture.userIdOf(sub))}`)).json()) as Record<string, unknown>;
+    // With read:users only: the upstream's tokens are for read:user_idp_tokens.
+    const readUsers = await managementToken(test(), ['read:users']);
+    const user = (await (await fetch(`${test().url}/api/v2/users/${encodeURIComponent(fixture.userIdOf(sub))}`, { headers: { authorization: `Bearer ${readUsers}` } })).json()) as Record<string, unknown>;
     const bar = fixture.userIdOf(sub).indexOf('|');
     expect(user.identities).toEqual([
       { provider: fixture.strategy, user_id: fixture.userIdOf(sub).slice(bar + 1), connection: fixture.connection, isSocial: fixture.isSocial },

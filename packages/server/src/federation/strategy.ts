@@ -17,8 +17,8 @@ export interface FederatedProfile {
   family_name?: string;
   nickname?: string;
   picture?: string;
-  /** The upstream's tokens, kept sealed (issue #11: returned only to `read:user_idp_tokens`). */
-  tokens: { access_token?: string; refresh_token?: string };
+  /** The upstream's tokens, kept sealed (issue #11: access and refresh returned only to `read:user_idp_tokens`). */
+  tokens: { access_token?: string; refresh_token?: string; id_token?: string };
 }
 
 /** One trip upstream: what the callback must see again. */
@@ -63,4 +63,6 @@ export interface FederationStrategy {
   authorizationUrl(upstream: UpstreamConnection, trip: UpstreamTrip): Promise<URL>;
   /** Reads the upstream's answer; throws UpstreamError when it is an error or cannot be trusted. */
   completeCallback(upstream: UpstreamConnection, trip: UpstreamTrip, parameters: CallbackParameters, method: 'GET' | 'POST'): Promise<FederatedProfile>;
+  /** Where to end the user's session at the upstream (federated logout), when the upstream offers it. */
+  logoutUrl?(upstream: UpstreamConnection, logout: { idToken: string | undefined; returnTo: string | undefined }): Promise<URL | undefined>;
 }

@@ -15,7 +15,7 @@ export async function insertFederatedIdentity(db: Kysely<Database>, row: Federat
 export async function updateFederatedTokens(
   db: Kysely<Database>,
   userId: string,
-  tokens: Pick<FederatedIdentityRow, 'access_token_sealed' | 'refresh_token_sealed' | 'updated_at'>,
+  tokens: Pick<FederatedIdentityRow, 'access_token_sealed' | 'refresh_token_sealed' | 'id_token_sealed' | 'updated_at'>,
 ): Promise<void> {
   await db.updateTable('federated_identities').set(tokens).where('user_id', '=', userId).execute();
 }

@@ -757,6 +757,7 @@ export interface FederatedIdentitiesTable {
   subject: string;
   access_token_sealed: string | null;
   refresh_token_sealed: string | null;
+  id_token_sealed: string | null;
   updated_at: number;
 }
 

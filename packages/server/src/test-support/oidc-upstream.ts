@@ -14,6 +14,7 @@ export interface UpstreamClientRegistration {
   client_secret?: string;
   redirect_uris: string[];
   token_endpoint_auth_method?: string;
+  post_logout_redirect_uris?: string[];
   jwks?: { keys: Record<string, unknown>[] };
 }
 

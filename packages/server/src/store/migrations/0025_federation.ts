@@ -5,7 +5,7 @@
  *    completes; deleted by the callback that consumes it, so a callback is accepted once. Holds the PKCE
  *    verifier (sealed) and the nonce the upstream's ID token must carry.
  *  - `federated_identities`: which local user an upstream subject of a connection is, so the next login finds
- *    the same user; the upstream's access and refresh tokens, sealed.
+ *    the same user; the upstream's access, refresh and ID tokens, sealed.
  */
 import type { Kysely } from 'kysely';
 
@@ -35,6 +35,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     /** Sealed with the context `federated_token:<user_id>:access_token` (…:refresh_token). */
     .addColumn('access_token_sealed', 'text')
     .addColumn('refresh_token_sealed', 'text')
+    /** The upstream's last ID token (…:id_token): the `id_token_hint` of a federated logout. */
+    .addColumn('id_token_sealed', 'text')
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('federated_identities_subject').unique().on('federated_identities').columns(['connection_id', 'subject']).execute();
