@@ -236,12 +236,19 @@ describe('malformed input at /login/callback and the login buttons', () => {
 
 describe('a federated sign-in in the rest of /authorize', () => {
   it("shows a button per federated connection on the login page, which goes upstream and completes", async () => {
+    await createConnection('crafted-hidden', { client_secret: SECRET });
+    const hidden = (await (await management(test, 'GET', '/connections?name=crafted-hidden')).json()) as { id: string }[];
+    expect((await management(test, 'PATCH', `/connections/${hidden[0]!.id}`, { show_as_button: false })).status).toBe(200);
+    await createConnection('crafted-icon', { client_secret: SECRET, icon_url: 'https://icons.example/acme.svg' });
     upstream.flaw = 'none';
     upstream.subject = 'button-user';
     const browser = new TestBrowser();
     const page = await browser.follow(test.url, await browser.get(authorizeUrl(undefined).url));
     const html = await (page as Response).text();
     const button = /<a class="button button-secondary" href="([^"]+)">Continue with crafted<\/a>/.exec(html)?.[1];
+    // show_as_button: false keeps a connection off the page (it stays usable by connection=).
+    expect(html).not.toContain('Continue with crafted-hidden');
+    expect(html).toContain('<img class="federated-icon" src="https://icons.example/acme.svg"');
     expect(button).toBeDefined();
     expect(html).toContain('name="password"');
     const leaving = await browser.get(new URL(button!.replace(/&amp;/g, '&'), test.url).href);

@@ -12,22 +12,35 @@ import { htmlPage, redirect } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName, listConnections, listEnabledClientsByConnection, listEnabledClients } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
+import { safeImageUrl } from './pages/chrome.js';
 import { PAGE_TAGS } from './documentation.js';
 import { loadStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
 
 export const FEDERATED_LOGIN_PATH = `${LOGIN_PATH}/federated`;
 
-export async function federatedButtons(services: Services, tenantId: string, clientId: string, transactionId: string): Promise<{ label: string; url: string }[]> {
-  const connections = (await listConnections(services.store.db, tenantId)).filter(isFederated);
+export interface FederatedButton {
+  label: string;
+  url: string;
+  /** The connection's `icon_url` (https or a data: image only). */
+  icon?: string;
+}
+
+/** Every federated connection enabled for the client, unless it says `show_as_button: false`. */
+export async function federatedButtons(services: Services, tenantId: string, clientId: string, transactionId: string): Promise<FederatedButton[]> {
+  const connections = (await listConnections(services.store.db, tenantId)).filter((c) => isFederated(c) && c.show_as_button !== false);
   if (connections.length === 0) return [];
   const enabled = await listEnabledClientsByConnection(services.store.db, tenantId);
   return connections
     .filter((c) => enabled.get(c.id)?.includes(clientId))
-    .map((c) => ({
-      label: c.display_name || c.name,
-      url: `${FEDERATED_LOGIN_PATH}?${new URLSearchParams({ state: transactionId, connection: c.name }).toString()}`,
-    }));
+    .map((c) => {
+      const icon = safeImageUrl(typeof c.options.icon_url === 'string' ? c.options.icon_url : undefined);
+      return {
+        label: c.display_name || c.name,
+        url: `${FEDERATED_LOGIN_PATH}?${new URLSearchParams({ state: transactionId, connection: c.name }).toString()}`,
+        ...(icon && { icon }),
+      };
+    });
 }
 
 async function startFromPage(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<FastifyReply> {

@@ -20,7 +20,7 @@ import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
-import { federatedButtons } from './federated-buttons.js';
+import { federatedButtons, type FederatedButton } from './federated-buttons.js';
 
 export const RESET_PASSWORD_PATH = '/u/reset-password';
 
@@ -32,7 +32,7 @@ function showLogin(
   request: FastifyRequest,
   step: LoginStep,
   connection: Connection | undefined,
-  extra: { identifier?: string; error?: string; status?: number; federated?: { label: string; url: string }[] },
+  extra: { identifier?: string; error?: string; status?: number; federated?: FederatedButton[] },
 ) {
   const { transaction, client } = step;
   const options = connection ? databaseOptions(connection) : {};

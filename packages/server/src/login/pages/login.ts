@@ -23,7 +23,7 @@ export function renderLoginPage(
     /** Absent when the application has no database connection: the page then offers its buttons only. */
     identifierKind?: 'email' | 'username' | 'email_or_username';
     /** A button per upstream identity provider: its label and where it starts. */
-    federated?: { label: string; url: string }[];
+    federated?: { label: string; url: string; icon?: string }[];
     identifier?: string;
     error?: string;
     signupUrl?: string;
@@ -35,7 +35,7 @@ export function renderLoginPage(
   const t = view.texts ?? DEFAULT_LOGIN_TEXTS;
   const federated = view.federated ?? [];
   const buttons = federated.length
-    ? html`<ul class="federated">${federated.map((b) => html`<li><a class="button button-secondary" href="${b.url}">Continue with ${b.label}</a></li>`)}</ul>`
+    ? html`<ul class="federated">${federated.map((b) => html`<li><a class="button button-secondary" href="${b.url}">${b.icon ? html`<img class="federated-icon" src="${b.icon}" alt="" width="20" height="20">` : ''}Continue with ${b.label}</a></li>`)}</ul>`
     : '';
   if (!view.identifierKind) {
     const content = html`<h1>${t.title}</h1>
