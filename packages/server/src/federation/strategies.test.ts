@@ -14,6 +14,7 @@ import { APP_CALLBACK, federatedSignIn, runStrategyContract, type StrategyFixtur
 const OIDC_SECRET = 'oidc-upstream-secret-0123456789abcdef';
 const OAUTH2_SECRET = 'oauth2-upstream-secret-0123456789abcdef';
 const GOOGLE_SECRET = 'google-upstream-secret-0123456789abcdef';
+const GITHUB_SECRET = 'github-upstream-secret-0123456789abcdef';
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
   describe.skipIf(dialect === 'postgres' && !(await postgresAvailable()))(`federation strategies (${dialect})`, () => {
@@ -29,6 +30,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         { client_id: 'gatehouse-oidc', client_secret: OIDC_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_basic', post_logout_redirect_uris: ['https://app.example/'] },
         { client_id: 'gatehouse-oauth2', client_secret: OAUTH2_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
         { client_id: 'gatehouse-google', client_secret: GOOGLE_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
+        { client_id: 'gatehouse-github', client_secret: GITHUB_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
       ]);
     });
     afterAll(async () => {
@@ -81,6 +83,24 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         secrets: { client_secret: GOOGLE_SECRET },
         refused: { options: () => ({ client_id: 'x', client_secret: 'y', token_endpoint: 'http://upstream.example/token' }), says: 'https' },
         userIdOf: (sub) => `google-oauth2|${sub}`,
+        isSocial: true,
+      },
+      {
+        strategy: 'github',
+        connection: 'github',
+        // oidc-provider posing as GitHub: its endpoints, its profile's field names, and the scope its /me wants.
+        options: () => ({
+          client_id: 'gatehouse-github',
+          client_secret: GITHUB_SECRET,
+          authorizationURL: `${upstream.issuer}/auth`,
+          tokenURL: `${upstream.issuer}/token`,
+          userinfoURL: `${upstream.issuer}/me`,
+          scope: 'openid profile email',
+          profile_mapping: { user_id: 'sub', nickname: 'nickname', picture: 'picture' },
+        }),
+        secrets: { client_secret: GITHUB_SECRET },
+        refused: { options: () => ({ client_id: 'x' }), says: 'go together' },
+        userIdOf: (sub) => `github|${sub}`,
         isSocial: true,
       },
     ];

@@ -1,4 +1,5 @@
 /** The federation strategies this server offers, by the connection `strategy` that selects them. */
+import { githubStrategy } from './github.js';
 import { googleStrategy } from './google-oauth2.js';
 import { oauth2Strategy } from './oauth2.js';
 import { oidcStrategy } from './oidc.js';
@@ -8,6 +9,7 @@ export const FEDERATION_STRATEGIES: Readonly<Record<string, FederationStrategy>>
   oidc: oidcStrategy,
   oauth2: oauth2Strategy,
   'google-oauth2': googleStrategy,
+  github: githubStrategy,
 };
 
 export function federationStrategy(strategy: string): FederationStrategy | undefined {

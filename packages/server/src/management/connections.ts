@@ -1,7 +1,7 @@
 /**
  * /api/v2/connections (B.8): where users come from. This server has these strategies: `auth0` (a database of
  * users with passwords), `email` and `sms` (passwordless), and the upstream identity providers of federation/
- * (`oidc`, `oauth2`, `google-oauth2`), whose secret options are write-only and sealed at rest. Options are checked per strategy for the fields it
+ * (`oidc`, `oauth2`, `google-oauth2`, `github`), whose secret options are write-only and sealed at rest. Options are checked per strategy for the fields it
  * knows, and any other option is stored and echoed as given. PATCH replaces `options` as a whole (as the
  * reference does: send every option). `name` and `strategy` never change. Deleting a connection deletes its
  * users in the same transaction.
@@ -29,6 +29,7 @@ import {
   type ConnectionProperties,
 } from '../store/connections.js';
 import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
+import { githubStrategy } from '../federation/github.js';
 import { googleStrategy } from '../federation/google-oauth2.js';
 import { oauth2Strategy } from '../federation/oauth2.js';
 import { oidcStrategy } from '../federation/oidc.js';
@@ -38,7 +39,7 @@ import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 import { selectFields } from './user-view.js';
 
-export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2'] as const;
+export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github'] as const;
 export type SupportedStrategy = (typeof SUPPORTED_STRATEGIES)[number];
 
 const CONNECTION_ID = '^con_[A-Za-z0-9]{16}$';
@@ -150,9 +151,10 @@ const OPTION_VALIDATORS = {
   oidc: Compile(oidcStrategy.optionsSchema),
   oauth2: Compile(oauth2Strategy.optionsSchema),
   'google-oauth2': Compile(googleStrategy.optionsSchema),
+  github: Compile(githubStrategy.optionsSchema),
 } as const;
 
-const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2); secrets (client_secret, private keys) are write-only' });
+const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github); secrets (client_secret, private keys) are write-only' });
 const Metadata = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 }), { maxProperties: 10 });
 const Active = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const ClientId = Type.String({ minLength: 1, maxLength: 64 });
@@ -296,6 +298,7 @@ function defaultOptions(strategy: SupportedStrategy): Record<string, unknown> {
     case 'oidc':
     case 'oauth2':
     case 'google-oauth2':
+    case 'github':
       return federationStrategy(strategy)!.defaultOptions();
   }
 }
