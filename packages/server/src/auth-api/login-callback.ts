@@ -14,6 +14,7 @@ import { signInFederatedUser } from '../federation/federated-users.js';
 import { openUpstream } from '../federation/secrets.js';
 import { CALLBACK_PATH, callbackUrl, pkceContext } from '../federation/start.js';
 import { federationStrategy } from '../federation/strategies.js';
+import { usesDevelopmentKeys } from '../federation/silent-authentication.js';
 import { UpstreamError } from '../federation/upstream-error.js';
 import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
@@ -73,7 +74,7 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
       codeVerifier: services.sealer.unseal(trip.code_verifier_sealed, pkceContext(trip.id)),
       redirectUri: callbackUrl(request),
     };
-    const profile = await strategy.completeCallback(openUpstream(strategy, services.sealer, connection), upstreamTrip, params, method);
+    const profile = await strategy.completeCallback(openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), upstreamTrip, params, method);
     const identity = await signInFederatedUser(services, request, connection, strategy, profile);
     // A linked identity signs its primary user in (library rule 8).
     const user = identity.linked_to ? ((await findUser(db, tenant.id, identity.linked_to)) ?? identity) : identity;
@@ -82,7 +83,13 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
       services.tenantLogs.recordFor(request, { ...logged, type: 'f', user_id: user.user_id, user_name: userName, description: 'user is blocked' });
       return sendAuthorizationError(reply, request, client, transaction.request, new UpstreamError('access_denied', 'user is blocked'), afterPost);
     }
-    services.tenantLogs.recordFor(request, { ...logged, type: 's', user_id: user.user_id, user_name: userName });
+    services.tenantLogs.recordFor(request, {
+      ...logged,
+      type: 's',
+      user_id: user.user_id,
+      user_name: userName,
+      ...(usesDevelopmentKeys(connection) && { description: 'Successful login with the development keys of the server (not for production)' }),
+    });
     // The user has just authenticated through the connection: prompt=login and `connection` are satisfied for
     // the rest of this transaction (a linked identity's session is its primary user's, of another connection).
     const { connection: _satisfied, ...rest } = transaction.request;

@@ -18,7 +18,7 @@ export async function federatedLogoutUrl(services: Services, request: FastifyReq
   const strategy = connection && federationStrategy(connection.strategy);
   if (!connection || !strategy?.logoutUrl) return undefined;
   try {
-    return await strategy.logoutUrl(openUpstream(strategy, services.sealer, connection), { idToken: identity.idToken, returnTo });
+    return await strategy.logoutUrl(openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), { idToken: identity.idToken, returnTo });
   } catch (error) {
     request.log.info({ connection: connection.name, error: error instanceof Error ? error.name : 'unknown' }, 'federated logout left local: the upstream could not be used');
     return undefined;

@@ -51,19 +51,22 @@ function asOAuth2(preset: OAuth2Preset, options: Record<string, unknown>): Recor
 }
 
 function withOwnKeys(preset: OAuth2Preset, upstream: UpstreamConnection): UpstreamConnection {
-  if (typeof upstream.options.client_id !== 'string' || !upstream.secrets.client_secret) {
+  if (typeof upstream.options.client_id === 'string' && upstream.secrets.client_secret) return { ...upstream, options: asOAuth2(preset, upstream.options) };
+  const shared = upstream.developmentKeys;
+  if (!shared) {
     throw new UpstreamError(
       'access_denied',
       `The connection ${upstream.connection.name} has no client_id and client_secret of its own (development-keys mode), and this server has no development keys for ${preset.provider}. Its administrator must set the connection's client_id and client_secret.`,
     );
   }
-  return { ...upstream, options: asOAuth2(preset, upstream.options) };
+  return { ...upstream, options: asOAuth2(preset, { ...upstream.options, client_id: shared.client_id }), secrets: { ...upstream.secrets, client_secret: shared.client_secret } };
 }
 
 export function oauth2Preset(preset: OAuth2Preset): FederationStrategy {
   return {
     name: preset.name,
     isSocial: true,
+    usesDevelopmentKeys: (options) => typeof options.client_id !== 'string',
     optionsSchema: OAuth2PresetOptions,
     secretOptions: ['client_secret'],
     defaultOptions: () => ({}),

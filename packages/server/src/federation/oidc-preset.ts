@@ -62,19 +62,22 @@ function asOidc(preset: OidcPreset, options: Record<string, unknown>): Record<st
 }
 
 function withOwnKeys(preset: OidcPreset, upstream: UpstreamConnection): UpstreamConnection {
-  if (typeof upstream.options.client_id !== 'string' || !upstream.secrets.client_secret) {
+  if (typeof upstream.options.client_id === 'string' && upstream.secrets.client_secret) return { ...upstream, options: asOidc(preset, upstream.options) };
+  const shared = upstream.developmentKeys;
+  if (!shared) {
     throw new UpstreamError(
       'access_denied',
       `The connection ${upstream.connection.name} has no client_id and client_secret of its own (development-keys mode), and this server has no development keys for ${preset.provider}. Its administrator must set the connection's client_id and client_secret.`,
     );
   }
-  return { ...upstream, options: asOidc(preset, upstream.options) };
+  return { ...upstream, options: asOidc(preset, { ...upstream.options, client_id: shared.client_id }), secrets: { ...upstream.secrets, client_secret: shared.client_secret } };
 }
 
 export function oidcPreset(preset: OidcPreset): FederationStrategy {
   return {
     name: preset.name,
     isSocial: true,
+    usesDevelopmentKeys: (options) => typeof options.client_id !== 'string',
     optionsSchema: PresetOptions,
     secretOptions: ['client_secret'],
     defaultOptions: () => ({}),

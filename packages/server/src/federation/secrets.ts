@@ -5,6 +5,7 @@
  */
 import type { Sealer } from '../crypto/sealing.js';
 import type { Connection } from '../store/connections.js';
+import type { DevelopmentKeyRing } from './development-keys.js';
 import type { FederationStrategy, UpstreamConnection } from './strategy.js';
 
 const sealedKey = (name: string) => `${name}_sealed`;
@@ -52,12 +53,13 @@ export function withoutStrategySecrets(strategy: FederationStrategy, options: Re
   return out;
 }
 
-/** The connection as a strategy reads it: options without sealed values, secrets opened. */
-export function openUpstream(strategy: FederationStrategy, sealer: Sealer, connection: Connection): UpstreamConnection {
+/** The connection as a strategy reads it: options without sealed values, secrets opened, and the server's development keys for its preset. */
+export function openUpstream(strategy: FederationStrategy, sealer: Sealer, connection: Connection, developmentKeys?: DevelopmentKeyRing): UpstreamConnection {
   const secrets: Record<string, string> = {};
   for (const name of strategy.secretOptions) {
     const sealed = connection.options[sealedKey(name)];
     if (typeof sealed === 'string') secrets[name] = sealer.unseal(sealed, context(connection.id, name));
   }
-  return { connection, options: withoutStrategySecrets(strategy, connection.options), secrets };
+  const shared = developmentKeys?.[strategy.name];
+  return { connection, options: withoutStrategySecrets(strategy, connection.options), secrets, ...(shared && { developmentKeys: shared }) };
 }

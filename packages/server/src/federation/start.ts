@@ -46,7 +46,7 @@ export async function redirectUpstream(
     await purgeExpiredFederationTransactions(services.store.db, now);
   }
   const trip = { state: randomSecret(32), nonce: randomSecret(24), codeVerifier: randomSecret(48), redirectUri: callbackUrl(request) };
-  const url = await strategy.authorizationUrl(openUpstream(strategy, services.sealer, connection), trip);
+  const url = await strategy.authorizationUrl(openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), trip);
   const id = sha256(trip.state);
   await insertFederationTransaction(services.store.db, {
     id,

@@ -15,6 +15,7 @@ const OIDC_SECRET = 'oidc-upstream-secret-0123456789abcdef';
 const OAUTH2_SECRET = 'oauth2-upstream-secret-0123456789abcdef';
 const GOOGLE_SECRET = 'google-upstream-secret-0123456789abcdef';
 const GITHUB_SECRET = 'github-upstream-secret-0123456789abcdef';
+const DEV_KEYS_SECRET = 'dev-keys-upstream-secret-0123456789abcdef';
 
 for (const dialect of ['sqlite', 'postgres'] as const) {
   describe.skipIf(dialect === 'postgres' && !(await postgresAvailable()))(`federation strategies (${dialect})`, () => {
@@ -23,7 +24,8 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
     let upstream: OidcUpstream;
 
     beforeAll(async () => {
-      test = await startTestServer({ dialect });
+      // Development keys for github: the server's own client at the upstream.
+      test = await startTestServer({ dialect, env: { GATEHOUSE_DEVELOPMENT_KEYS: JSON.stringify({ github: { client_id: 'gatehouse-dev-keys', client_secret: DEV_KEYS_SECRET } }) } });
       app = await createApp(test);
       const redirect_uris = [`${test.url}/login/callback`];
       upstream = await startOidcUpstream([
@@ -31,6 +33,7 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
         { client_id: 'gatehouse-oauth2', client_secret: OAUTH2_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
         { client_id: 'gatehouse-google', client_secret: GOOGLE_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
         { client_id: 'gatehouse-github', client_secret: GITHUB_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
+        { client_id: 'gatehouse-dev-keys', client_secret: DEV_KEYS_SECRET, redirect_uris, token_endpoint_auth_method: 'client_secret_post' },
       ]);
     });
     afterAll(async () => {
@@ -147,6 +150,27 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       // Without `federated`, or for a user of no upstream, the logout stays here.
       const local = await new TestBrowser().get(`${test.url}/v2/logout?client_id=${app.client_id}&returnTo=${encodeURIComponent('https://app.example/')}&federated`);
       expect(local.headers.get('location')).toBe('https://app.example/');
+    });
+
+    it("github without its own keys signs in with the server's development keys, interactively only (rule 4: prompt=none gives login_required)", async () => {
+      const created = await management(test, 'POST', '/connections', {
+        name: 'github-dev-keys',
+        strategy: 'github',
+        options: { authorizationURL: `${upstream.issuer}/auth`, tokenURL: `${upstream.issuer}/token`, userinfoURL: `${upstream.issuer}/me`, scope: 'openid profile email', profile_mapping: { user_id: 'sub' } },
+        enabled_clients: [app.client_id],
+      });
+      expect(created.status).toBe(201);
+      const result = await federatedSignIn(test, app, 'github-dev-keys', 'dev-keys-user');
+      expect(result.done.searchParams.get('code')).toBeTruthy();
+      const silent = await result.browser.get(
+        `${test.url}/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: APP_CALLBACK, response_type: 'code', prompt: 'none', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`,
+      );
+      const answer = new URL(silent.headers.get('location')!);
+      expect(answer.searchParams.get('error')).toBe('login_required');
+      expect(answer.searchParams.get('error_description')).toMatch(/development keys/);
+      // The login page says so on the button.
+      const page = await result.browser.follow(test.url, await result.browser.get(`${test.url}/authorize?${new URLSearchParams({ client_id: app.client_id, redirect_uri: APP_CALLBACK, response_type: 'code', prompt: 'login', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' })}`));
+      expect(await (page as Response).text()).toContain('Continue with github-dev-keys (development keys)');
     });
 
     it('google-oauth2 without its own keys (development-keys mode) is refused when used, with a clear message', async () => {

@@ -39,6 +39,8 @@ export interface UpstreamConnection {
   options: Record<string, unknown>;
   /** Secret options by name, unsealed (absent when not set). */
   secrets: Record<string, string>;
+  /** The server's shared keys for this preset, when the operator set them (development-keys mode). */
+  developmentKeys?: { client_id: string; client_secret: string } | undefined;
 }
 
 /** The callback's parameters (query of a GET, form of a POST), one string each. */
@@ -49,6 +51,8 @@ export interface FederationStrategy {
   readonly name: string;
   /** `identities[].isSocial`. */
   readonly isSocial: boolean;
+  /** Whether a connection without keys of its own is in development-keys mode with these options. */
+  usesDevelopmentKeys?(options: Record<string, unknown>): boolean;
   /** The TypeBox schema of `options`. */
   readonly optionsSchema: TSchema;
   /** Options that are secrets: write-only on the API, sealed at rest. */

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, sendAuthorizationError } from '../auth-api/authorize/complete.js';
+import { usesDevelopmentKeys } from '../federation/silent-authentication.js';
 import { isFederated, redirectUpstream } from '../federation/start.js';
 import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
@@ -36,7 +37,8 @@ export async function federatedButtons(services: Services, tenantId: string, cli
     .map((c) => {
       const icon = safeImageUrl(typeof c.options.icon_url === 'string' ? c.options.icon_url : undefined);
       return {
-        label: c.display_name || c.name,
+        // The page says so: these keys are the server's, for trying things out.
+        label: `${c.display_name || c.name}${usesDevelopmentKeys(c) ? ' (development keys)' : ''}`,
         url: `${FEDERATED_LOGIN_PATH}?${new URLSearchParams({ state: transactionId, connection: c.name }).toString()}`,
         ...(icon && { icon }),
       };

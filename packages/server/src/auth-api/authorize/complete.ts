@@ -13,6 +13,7 @@ import { createLoginTransaction, finishLoginTransaction, type LoginTransaction }
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import { findConnectionByName, type Connection } from '../../store/connections.js';
+import { signedInWithDevelopmentKeys } from '../../federation/silent-authentication.js';
 import { isFederated, redirectUpstream } from '../../federation/start.js';
 import { consentedScopes } from '../../store/user-consents.js';
 import { ConsentRequired, InteractionRequired, LoginRequired } from '../errors.js';
@@ -60,6 +61,9 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
     const now = Date.now();
     const active = continuation.session ?? (await currentSession(httpRequest, services, now));
     const connection = await connectionOf(services, tenant.id, request.connection);
+    if (active && request.prompt.includes('none') && (await signedInWithDevelopmentKeys(services, tenant.id, active.user))) {
+      throw new LoginRequired('The session is from a social connection that uses development keys: sign in interactively');
+    }
     if (!active || !sessionSatisfies(active, request, connection?.id, now)) {
       if (request.prompt.includes('none')) throw new LoginRequired();
       const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
