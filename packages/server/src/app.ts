@@ -19,6 +19,7 @@ import { registerDiscovery } from './auth-api/discovery.js';
 import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
+import { registerLoginCallback } from './auth-api/login-callback.js';
 import { registerUnblockPage } from './protection/block-notice.js';
 import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
@@ -28,6 +29,7 @@ import { registerLoginAssets } from './login/assets.js';
 import { registerConsentPage } from './login/consent-page.js';
 import { registerEmailVerificationPage } from './login/email-verification-page.js';
 import { registerLoginPage } from './login/login-page.js';
+import { registerFederatedButtons } from './login/federated-buttons.js';
 import { registerMfaPage } from './login/mfa-page.js';
 import { registerPasskeyPage } from './login/passkey-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
@@ -135,9 +137,11 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   // Signing users in: /authorize, the hosted pages it leads to, and logout.
   await app.register(cookie);
   registerAuthorize(app, services);
+  registerLoginCallback(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);
+  registerFederatedButtons(app, services);
   registerMfaPage(app, services);
   registerPasskeyPage(app, services);
   registerSignupPage(app, services);

@@ -780,3 +780,34 @@ export interface Database {
   mfa_enrollments: MfaEnrollmentsTable;
   mfa_challenges: MfaChallengesTable;
 }
+
+/** 0025: a trip to an upstream identity provider and back (federation/). */
+export interface FederationTransactionsTable {
+  /** SHA-256 (hex) of the `state` sent upstream. */
+  id: string;
+  tenant_id: string;
+  connection_id: string;
+  login_transaction_id: string;
+  browser_hash: string;
+  code_verifier_sealed: string;
+  nonce: string;
+  expires_at: number;
+  created_at: number;
+}
+
+/** 0025: which local user an upstream subject of a connection is. */
+export interface FederatedIdentitiesTable {
+  user_id: string;
+  tenant_id: string;
+  connection_id: string;
+  subject: string;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  id_token_sealed: string | null;
+  updated_at: number;
+}
+
+export interface Database {
+  federation_transactions: FederationTransactionsTable;
+  federated_identities: FederatedIdentitiesTable;
+}

@@ -933,12 +933,77 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   } finally {
     await api(f, 'PATCH', `/connections/${f.databaseConnection.id}`, { options: database.options });
   }
+  await runFederationFlows(f, expectStatus);
 
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);
   const emailId = /href="\/dev\/mailbox\/(eml_[A-Za-z0-9]{22})"/.exec(await (await get('/dev/mailbox')).text())?.[1];
   await expectStatus('dev mailbox email', get(`/dev/mailbox/${emailId}`), 200);
   await expectStatus('dev mailbox, no email', get('/dev/mailbox/eml_0000000000000000000000'), 404);
+}
+
+type ExpectStatus = (what: string, response: Promise<Response> | Response, status: number) => Promise<Response>;
+
+/**
+ * Federation's routes (/login/callback, the login page's buttons), each status from a trip to an upstream that
+ * is never visited: an `oauth2` connection builds its authorization URL without a request, so the trip's state
+ * can be read from it and answered as the upstream would; an `oidc` connection whose discovery URL refuses
+ * connections gives the application `temporarily_unavailable`.
+ */
+async function runFederationFlows(f: Fixtures, expectStatus: ExpectStatus): Promise<void> {
+  const base = f.test.url;
+  const app = await createApp(f.test);
+  // Nothing listens on the discard port: every request to this upstream is refused at once.
+  const upstream = 'http://127.0.0.1:9';
+  await api(f, 'POST', '/connections', {
+    name: unique('examples-oauth2'),
+    strategy: 'oauth2',
+    options: { client_id: 'examples', client_secret: 'examples-secret', authorizationURL: `${upstream}/auth`, tokenURL: `${upstream}/token`, userinfoURL: `${upstream}/me` },
+    enabled_clients: [app.client_id],
+  }, 201).then(async (oauth2) => {
+    const down = await api(f, 'POST', '/connections', {
+      name: unique('examples-oidc-down'),
+      strategy: 'oidc',
+      options: { client_id: 'examples', client_secret: 'examples-secret', discovery_url: `${upstream}/.well-known/openid-configuration` },
+      enabled_clients: [app.client_id],
+    }, 201);
+    const request = (mode: 'query' | 'form_post', connection?: unknown) => ({
+      client_id: app.client_id,
+      redirect_uri: 'https://app.example/callback',
+      response_type: 'code',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      response_mode: mode,
+      ...(connection !== undefined && { connection: String(connection) }),
+    });
+    /** A trip to the oauth2 upstream: the browser that left, and the state it carries. */
+    const trip = async (mode: 'query' | 'form_post') => {
+      const browser = new TestBrowser();
+      const leaving = await expectStatus('authorize, to the upstream', browser.get(`${base}/authorize?${new URLSearchParams(request(mode, oauth2.name))}`), 302);
+      const state = new URL(leaving.headers.get('location')!).searchParams.get('state')!;
+      return { browser, state };
+    };
+    const denied = { error: 'access_denied', error_description: 'The user said no' };
+    let t = await trip('query');
+    await expectStatus('callback, upstream refusal', t.browser.get(`${base}/login/callback?${new URLSearchParams({ state: t.state, ...denied })}`), 302);
+    await expectStatus('callback, replayed', t.browser.get(`${base}/login/callback?${new URLSearchParams({ state: t.state, ...denied })}`), 400);
+    t = await trip('form_post');
+    await expectStatus('callback, upstream refusal, form_post', t.browser.get(`${base}/login/callback?${new URLSearchParams({ state: t.state, ...denied })}`), 200);
+    t = await trip('query');
+    await expectStatus('callback by POST, upstream refusal', t.browser.post(`${base}/login/callback`, { state: t.state, ...denied }), 303);
+    t = await trip('form_post');
+    await expectStatus('callback by POST, upstream refusal, form_post', t.browser.post(`${base}/login/callback`, { state: t.state, ...denied }), 200);
+    await expectStatus('callback by POST, unknown state', t.browser.post(`${base}/login/callback`, { state: 'nope' }), 400);
+    // The login page's buttons.
+    const browser = new TestBrowser();
+    const page = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(request('query'))}`));
+    const transaction = readForm(await (page as Response).text(), base).fields.transaction!;
+    await expectStatus('login button', browser.get(`${base}/u/login/federated?${new URLSearchParams({ state: transaction, connection: String(oauth2.name) })}`), 302);
+    await expectStatus('login button, stale', browser.get(`${base}/u/login/federated?${new URLSearchParams({ state: 'nope', connection: String(oauth2.name) })}`), 400);
+    const formPost = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(request('form_post'))}`));
+    const formPostTransaction = readForm(await (formPost as Response).text(), base).fields.transaction!;
+    await expectStatus('login button, upstream down', browser.get(`${base}/u/login/federated?${new URLSearchParams({ state: formPostTransaction, connection: String(down.name) })}`), 200);
+  });
 }
 
 /** A page's text without its markup, for a failure message. */
