@@ -110,7 +110,7 @@ export function registerSamlp(app: App, services: Services): void {
       summary: 'SAML sign-in (HTTP-POST binding, or IdP-initiated with a form body)',
       params: CLIENT_PARAMS,
       ...documentedOnly({ body: SSO_PARAMETERS, consumes: [FORM] }),
-      response: { ...SIGN_IN_RESPONSES, 303: redirect('To the hosted login page (or the second factor)') },
+      response: { 200: SIGN_IN_RESPONSES[200], 303: redirect('To the hosted login page (or the second factor)'), 400: SIGN_IN_RESPONSES[400] },
     },
     handler: (request, reply) => signIn(request, reply, services, request.body, true),
   });

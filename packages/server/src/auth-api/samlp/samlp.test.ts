@@ -6,6 +6,7 @@
  */
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import * as xmllint from '@authenio/samlify-node-xmllint';
 import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-saml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingCertificate } from '../../crypto/x509-certificates.js';
@@ -16,6 +17,22 @@ const PASSWORD = 'correct horse battery staple 12';
 const ACS = 'https://sp.example/saml/acs';
 const SP_ENTITY = 'https://sp.example/saml/metadata';
 const LOGOUT_CALLBACK = 'https://sp.example/saml/logout';
+
+/**
+ * samlify, loaded without its type declarations: they pull in the DOM library (through its own copy of xmldom),
+ * which would change global types (fetch bodies) for every other file of the type check.
+ */
+interface SamlifyEntity {
+  createLoginRequest(idp: SamlifyEntity, binding: string, options: { relayState: string }): { context: string };
+  parseLoginResponse(idp: SamlifyEntity, binding: string, request: { body: Record<string, string | undefined> }): Promise<unknown>;
+}
+const samlifyModule = 'samlify';
+const samlify = (await import(samlifyModule)) as {
+  setSchemaValidator(validator: { validate(xml: string): Promise<unknown> }): void;
+  IdentityProvider(settings: { metadata: string }): SamlifyEntity;
+  ServiceProvider(settings: Record<string, unknown>): SamlifyEntity;
+  Constants: { namespace: { binding: { post: string } } };
+};
 
 const spKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
 const spKeyPem = spKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -231,6 +248,46 @@ describe('SAML identity provider (/samlp)', () => {
     const next = await browser.follow(test.url, await browser.get(await sp.getAuthorizeUrlAsync('', undefined, {})));
     expect(next instanceof URL ? '' : await next.text()).toContain('name="password"');
     expect((await browser.get(logoutUrl)).status).toBe(400); // the same LogoutRequest again
+  });
+
+  it('keeps an in-flight sign-in working across a key rotation for an SP that read the metadata (current and next)', async () => {
+    const metadata = await (await fetch(`${test.url}/samlp/metadata/${clientId}`)).text();
+    const published = [...metadata.matchAll(/<ds:X509Certificate>([^<]+)</g)].map((m) => m[1]!);
+    const sp = serviceProvider(clientId, { idpCert: published });
+    const browser = new TestBrowser();
+    const loginPage = await browser.follow(test.url, await browser.get(await sp.getAuthorizeUrlAsync('', undefined, {})));
+    if (loginPage instanceof URL) throw new Error('expected the login page');
+    const login = readForm(await loginPage.text(), test.url);
+    await test.server.prepared.keyRing.rotate(test.server.prepared.bootstrap!.tenant.id);
+    const form = await formPostedToSp(browser, await browser.post(login.action, { ...login.fields, username: 'ada@example.com', password: PASSWORD }));
+    expect((await sp.validatePostResponseAsync({ SAMLResponse: form.fields.SAMLResponse! })).profile?.nameID).toBe('ada@example.com');
+    // Signed by what was `next`: an SP that pinned only the old certificate refuses it.
+    const pinned = serviceProvider(clientId, { idpCert: published[0]!, validateInResponseTo: ValidateInResponseTo.never });
+    await expect(pinned.validatePostResponseAsync({ SAMLResponse: form.fields.SAMLResponse! })).rejects.toThrow(/signature/i);
+    idpCert = await (await fetch(`${test.url}/pem`)).text();
+    expect(new X509Certificate(idpCert).raw.toString('base64')).toBe(published[1]);
+  });
+
+  it('works with samlify as the SP too: it reads our metadata, and schema-validates and verifies the Response', async () => {
+    samlify.setSchemaValidator(xmllint);
+    const metadata = await (await fetch(`${test.url}/samlp/metadata/${clientId}`)).text();
+    const idp = samlify.IdentityProvider({ metadata });
+    const sp = samlify.ServiceProvider({
+      entityID: SP_ENTITY,
+      assertionConsumerService: [{ Binding: samlify.Constants.namespace.binding.post, Location: ACS }],
+      wantAssertionsSigned: true,
+      nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress'],
+    });
+    const { context } = sp.createLoginRequest(idp, 'redirect', { relayState: 'from-samlify' });
+    expect(context.startsWith(`${test.url}/samlp/${clientId}?`)).toBe(true);
+    const form = await logInThroughPage(new TestBrowser(), context);
+    expect(form.fields.RelayState).toBe('from-samlify');
+    const { extract } = (await sp.parseLoginResponse(idp, 'post', { body: { SAMLResponse: form.fields.SAMLResponse, RelayState: form.fields.RelayState } })) as {
+      extract: { nameID: string; attributes: Record<string, string>; audience: string };
+    };
+    expect(extract.nameID).toBe('ada@example.com');
+    expect(extract.audience).toBe(SP_ENTITY);
+    expect(extract.attributes.department).toBe('Engines');
   });
 
   describe('refusals: the error page (400), never a 5xx, never a redirect', () => {
