@@ -6,7 +6,6 @@
  */
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import * as xmllint from '@authenio/samlify-node-xmllint';
 import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-saml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingCertificate } from '../../crypto/x509-certificates.js';
@@ -27,6 +26,9 @@ interface SamlifyEntity {
   parseLoginResponse(idp: SamlifyEntity, binding: string, request: { body: Record<string, string | undefined> }): Promise<unknown>;
 }
 const samlifyModule = 'samlify';
+/** samlify's schema validator on xmllint (libxml2) compiled to WebAssembly; it ships no type declarations. */
+const xmllintModule = '@authenio/samlify-xmllint-wasm';
+const xmllint = (await import(xmllintModule)) as { validate(xml: string): Promise<unknown> };
 const samlify = (await import(samlifyModule)) as {
   setSchemaValidator(validator: { validate(xml: string): Promise<unknown> }): void;
   IdentityProvider(settings: { metadata: string }): SamlifyEntity;
