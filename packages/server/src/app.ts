@@ -12,6 +12,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { LoggerOptions } from 'pino';
 import { registerAuthorize } from './auth-api/authorize/index.js';
+import { registerSamlp } from './auth-api/samlp/index.js';
 import { registerCoAuthenticate } from './auth-api/co/authenticate.js';
 import { registerCoVerify } from './auth-api/co/verify.js';
 import { registerDbConnections } from './auth-api/dbconnections/index.js';
@@ -138,6 +139,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   await app.register(cookie);
   registerAuthorize(app, services);
   registerLoginCallback(app, services);
+  registerSamlp(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);

@@ -7,6 +7,7 @@
  * A route added later needs an example here: the test names every documented status no request produced.
  */
 import http from 'node:http';
+import { deflateRawSync } from 'node:zlib';
 import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -225,6 +226,8 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/users/{id}/identities/{provider}': 'auth0',
     '/api/v2/users/{id}/identities/{provider}/{user_id}': f.secondary.user_id.split('|')[1]!,
     '/login/assets/{file}': 'missing.css',
+    '/samlp/{clientId}': f.app.client_id,
+    '/samlp/metadata/{clientId}': f.app.client_id,
     '/demo/{asset}': 'app.js',
     '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
@@ -785,6 +788,29 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('oidc logout page', get('/oidc/logout'), 200);
   await expectStatus('oidc logout, redirect', get(`/oidc/logout?client_id=${clientId}&post_logout_redirect_uri=${enc('https://app.example/')}`), 302);
   await expectStatus('oidc logout, bad hint', get('/oidc/logout?id_token_hint=nope'), 400);
+
+  // SAML (auth-api/samlp): metadata, certificates, IdP-initiated sign-in through the login page, single logout.
+  const samlApp = await createApp(test, { name: 'SAML fixture', callbacks: ['https://sp.example/acs'], addons: { samlp: { audience: 'https://sp.example', logout: { callback: 'https://sp.example/logout' } } } });
+  await expectStatus('saml metadata', get(`/samlp/metadata/${samlApp.client_id}`), 200);
+  await expectStatus('saml metadata, unknown application', get('/samlp/metadata/nope'), 400);
+  await expectStatus('pem', get('/pem'), 200);
+  await expectStatus('cer', get('/cer'), 200);
+  await expectStatus('saml sign-in, unknown application', get('/samlp/nope'), 400);
+  await expectStatus('saml sign-in by POST, unknown application', form('/samlp/nope', {}), 400);
+  await expectStatus('saml sign-in by POST, no session', form(`/samlp/${samlApp.client_id}`, { RelayState: 'r' }), 303);
+  const samlBrowser = new TestBrowser();
+  const samlLogin = await expectStatus('saml sign-in, no session', samlBrowser.get(`${base}/samlp/${samlApp.client_id}`), 302);
+  const samlLoginForm = readForm(await (await samlBrowser.get(new URL(samlLogin.headers.get('location')!, base).href)).text(), base);
+  const samlPosted = await samlBrowser.follow(base, await samlBrowser.post(samlLoginForm.action, { ...samlLoginForm.fields, username: f.user.email, password: PASSWORD }));
+  if (samlPosted instanceof URL || samlPosted.status !== 200) throw new Error('a SAML login did not end on the page that posts the Response');
+  await expectStatus('saml sign-in with a session', samlBrowser.get(`${base}/samlp/${samlApp.client_id}`), 200);
+  await expectStatus('saml sign-in by POST', samlBrowser.post(`${base}/samlp/${samlApp.client_id}`, { RelayState: 'r' }), 200);
+  const logoutRequest = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_${unique('lr')}" Version="2.0" IssueInstant="${new Date().toISOString()}"><saml:Issuer>https://sp.example</saml:Issuer><saml:NameID>${f.user.email}</saml:NameID></samlp:LogoutRequest>`;
+  await expectStatus('saml logout', samlBrowser.get(`${base}/samlp/${samlApp.client_id}/logout?SAMLRequest=${enc(deflateRawSync(logoutRequest).toString('base64'))}`), 200);
+  const logoutResponse = `<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_${unique('lp')}" Version="2.0" IssueInstant="${new Date().toISOString()}"><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`;
+  await expectStatus('saml logout response by POST', form(`/samlp/${samlApp.client_id}/logout`, { SAMLResponse: Buffer.from(logoutResponse).toString('base64') }), 200);
+  await expectStatus('saml logout, nothing', get(`/samlp/${samlApp.client_id}/logout`), 400);
+  await expectStatus('saml logout by POST, nothing', form(`/samlp/${samlApp.client_id}/logout`, {}), 400);
 
   // Tokens: client credentials, the password-realm grant, userinfo, revocation.
   const m2mSecret = (await api(f, 'GET', `/clients/${f.m2m.client_id}`)).client_secret as string;
