@@ -31,7 +31,8 @@ export async function signIn(config: ConsoleConfig): Promise<SignedIn> {
   const client = await createAuth0Client({
     domain: config.domain,
     clientId: config.clientId,
-    issuer: config.issuer,
+    // No `issuer`: the library would prefix it with https://; from `domain` (a full URL, http on localhost
+    // too) it expects `<domain>/`, which is this tenant's issuer.
     cacheLocation: 'memory',
     useRefreshTokens: false,
     authorizationParams: { redirect_uri: consoleHome(), audience: config.audience, scope: 'openid profile email' },
