@@ -17,7 +17,7 @@ import type { App, Services } from '../services.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
 import { assignRoles, findRoleByName } from '../store/roles.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
-import { BACK_TO_THE_FORM, INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
+import { INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { renderConsoleSetupPage } from './pages/console-setup.js';
