@@ -40,6 +40,8 @@ import { registerApiDocs } from './api-docs.js';
 import { registerLandingPage } from './login/landing-page.js';
 import { registerClientLibrary } from './client-library.js';
 import { registerDemo } from './demo.js';
+import { registerConsoleAssets } from './console/assets.js';
+import { registerConsoleSetupPage } from './login/console-setup-page.js';
 import { registerExportDownload } from './jobs/download.js';
 import { registerManagementApi } from './management/index.js';
 import './fastify-types.js';
@@ -158,6 +160,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerPasswordless(app, services);
   registerClientLibrary(app);
   registerDemo(app, services);
+  registerConsoleAssets(app, services);
+  registerConsoleSetupPage(app, services);
   await registerManagementApi(app, services);
   registerExportDownload(app, services);
   registerApiDocs(app);

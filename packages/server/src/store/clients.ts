@@ -139,6 +139,8 @@ export interface ClientProperties extends Partial<Record<OpaqueClientField, unkn
   is_system?: boolean;
   /** The demo app made at first start; its URLs follow the public URL. */
   is_default_app?: boolean;
+  /** The admin console's own SPA client (#15), made at every start where it is missing; not deletable. */
+  is_console?: boolean;
 }
 
 export interface Client extends ClientProperties {

@@ -811,3 +811,19 @@ export interface Database {
   federation_transactions: FederationTransactionsTable;
   federated_identities: FederatedIdentitiesTable;
 }
+
+// --- admin console (0027) ------------------------------------------------------------------------------------
+
+export interface ConsoleSetupLinksTable {
+  /** SHA-256 (hex) of the secret in the link. */
+  token_hash: string;
+  tenant_id: string;
+  email: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface Database {
+  console_setup_links: ConsoleSetupLinksTable;
+}

@@ -229,6 +229,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/samlp/{clientId}': f.app.client_id,
     '/samlp/metadata/{clientId}': f.app.client_id,
     '/demo/{asset}': 'app.js',
+    '/console/{asset}': 'app.js',
     '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
     '/api/v2/jobs/{id}': f.exportJob.id,
@@ -778,6 +779,16 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('reset ticket page, changed', resetter.get(new URL(changed.headers.get('location')!, base).href), 200);
   await expectStatus('reset ticket, bad', form('/u/reset-password/ticket', { ticket: 'nope', password: PASSWORD, password_confirmation: PASSWORD }), 400);
   await expectStatus('reset ticket page, bad', get('/u/reset-password/ticket?ticket=nope'), 400);
+  // The admin console and its first-admin setup link (printed at start while there is no admin).
+  await expectStatus('console', get('/console'), 302);
+  for (const path of ['/console/', '/console/app.js', '/console/config.json']) await expectStatus(path, get(path), 200);
+  await expectStatus('missing console file', get('/console/missing.js'), 404);
+  const setup = new URL(test.server.prepared.bootstrap!.console.setupUrl!);
+  await expectStatus('console setup page', get(`${setup.pathname}${setup.search}`), 200);
+  const setupTicket = setup.searchParams.get('ticket')!;
+  await expectStatus('console setup, mismatch', form(setup.pathname, { ticket: setupTicket, email: 'admin@example.com', password: PASSWORD, password_confirmation: 'other' }), 303);
+  await expectStatus('console setup, bad', form(setup.pathname, { ticket: 'nope', password: PASSWORD, password_confirmation: PASSWORD }), 400);
+  await expectStatus('console setup page, bad', get(`${setup.pathname}?ticket=nope`), 400);
   // A consent page whose session has ended sends the browser back to finish (and so to log in again).
   const unasked = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid profile email' })}`);
   const unaskedState = new URL(unasked.headers.get('location')!, base).searchParams.get('state')!;
