@@ -1,6 +1,8 @@
 /** GET/POST /u/login: identifier and password for the request's database connection. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
+import { homeRealmOf } from '../federation/home-realm.js';
+import { redirectUpstream } from '../federation/start.js';
 import { recordPasswordLogin } from '../logs/login-outcomes.js';
 import { requireSecondFactor } from '../mfa/login-step.js';
 import { mfaRequired, passkeyProgressiveEnrollment, passkeysEnabled } from '../mfa/policy.js';
@@ -8,7 +10,7 @@ import { authenticationCeremony, completeAuthentication, credentialAmr } from '.
 import { listMfaEnrollments } from '../store/mfa-enrollments.js';
 import { findPrimaryUser } from '../store/users.js';
 import { authenticateWithPassword, databaseConnectionFor, databaseOptions } from '../connections/database-users.js';
-import { InvalidRequest } from '../http/errors.js';
+import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { formFields, PAGE_TAGS, STALE_STEP, STATE_QUERY } from './documentation.js';
@@ -22,22 +24,30 @@ import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { openCeremony, saveLoginTransactionRequest, takeCeremony } from './transactions.js';
 import { PASSKEY_PATH } from './passkey-page.js';
+import { federatedButtons, type FederatedButton } from './federated-buttons.js';
 
 export const RESET_PASSWORD_PATH = '/u/reset-password';
 
 /** The login page of a transaction, and where a failed attempt sends the browser back to. */
 const place = (step: LoginStep) => ({ page: 'login', binding: step.transaction.id, url: `${LOGIN_PATH}?state=${step.transaction.id}` });
 
-async function showLogin(reply: FastifyReply, request: FastifyRequest, services: Services, step: LoginStep, connection: Connection, extra: { identifier?: string; error?: string; status?: number }) {
+async function showLogin(
+  reply: FastifyReply,
+  request: FastifyRequest,
+  services: Services,
+  step: LoginStep,
+  connection: Connection | undefined,
+  extra: { identifier?: string; error?: string; status?: number; federated?: FederatedButton[] },
+) {
   const { transaction, client } = step;
   // A passkey login: a fresh challenge with each showing of the page, kept on the transaction.
   let passkeyOptions: unknown;
-  if (passkeysEnabled(connection)) {
+  if (connection && passkeysEnabled(connection)) {
     const ceremony = await authenticationCeremony(request.tenant, 'login');
     await openCeremony(services, transaction, ceremony);
     passkeyOptions = ceremony.options;
   }
-  const options = databaseOptions(connection);
+  const options = connection ? databaseOptions(connection) : {};
   const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   return sendHostedPage(
     reply,
@@ -49,7 +59,8 @@ async function showLogin(reply: FastifyReply, request: FastifyRequest, services:
         csrfToken: transaction.csrfToken,
         transaction: transaction.id,
         clientName: client.name,
-        identifierKind: options.requires_username ? 'email_or_username' : 'email',
+        ...(connection && { identifierKind: options.requires_username ? ('email_or_username' as const) : ('email' as const) }),
+        ...(extra.federated && { federated: extra.federated }),
         ...(extra.identifier !== undefined ? { identifier: extra.identifier } : {}),
         ...(extra.error !== undefined ? { error: extra.error } : {}),
         ...(options.disable_signup ? {} : { signupUrl: `${SIGNUP_PATH}?state=${transaction.id}` }),
@@ -69,6 +80,24 @@ async function connectionOf(request: FastifyRequest, reply: FastifyReply, servic
   return connection;
 }
 
+/** Upstream: an upstream that cannot be used now is said on the login page, where the person can try again. */
+async function sendToHomeRealm(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  step: LoginStep,
+  realm: Connection,
+  retry: (status: number, error: string) => FastifyReply | Promise<FastifyReply>,
+): Promise<FastifyReply> {
+  const { transaction } = step;
+  try {
+    return await redirectUpstream(request, reply, services, { ...transaction, request: { ...transaction.request, connection: realm.name } }, realm, true);
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    return retry(400, `Your organization's sign-in (${realm.display_name || realm.name}) cannot be reached right now. Try again in a moment.`);
+  }
+}
+
 export function registerLoginPage(app: App, services: Services): void {
   app.get(LOGIN_PATH, {
     config: { rateLimit: { bucket: 'authorize' } },
@@ -85,13 +114,15 @@ export function registerLoginPage(app: App, services: Services): void {
   }, async (request, reply) => {
     const step = await loadStep(request, reply, services, 'GET');
     if (!step) return reply;
-    const connection = await connectionOf(request, reply, services, step);
-    if (!connection) return reply;
+    const federated = await federatedButtons(services, request.tenant.id, step.client.client_id, step.transaction.id);
+    // With upstream identity providers to offer, the page stands without a database connection.
+    const connection = federated.length > 0 ? await databaseConnectionFor(services, request.tenant, step.client.client_id, step.transaction.request.connection) : await connectionOf(request, reply, services, step);
+    if (!connection && federated.length === 0) return reply;
     // Back from a failed attempt (post/redirect/get): its message, status and identifier.
     const outcome = formOutcome(request, services, place(step));
-    if (outcome) return showLogin(reply, request, services, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status });
+    if (outcome) return showLogin(reply, request, services, step, connection, { identifier: outcome.values?.username ?? '', ...(outcome.error && { error: outcome.error }), status: outcome.status, federated });
     const hint = step.transaction.request.loginHint;
-    return showLogin(reply, request, services, step, connection, hint ? { identifier: hint } : {});
+    return showLogin(reply, request, services, step, connection, { ...(hint && { identifier: hint }), federated });
   });
 
   app.post(LOGIN_PATH, {
@@ -105,7 +136,7 @@ export function registerLoginPage(app: App, services: Services): void {
         webauthn_response: "Instead of username and password, where the connection has passkeys: the browser's answer to the page's passkey ceremony (AuthenticationResponseJSON)",
       }),
       response: {
-        303: redirect('Logged in: to /authorize/resume, to /u/mfa when the tenant requires a second factor, or to /u/passkey to offer a passkey (passkeys on, none yet); otherwise back to the login page, which says what went wrong'),
+        303: redirect("Logged in: to /authorize/resume, to /u/mfa when the tenant requires a second factor, or to /u/passkey to offer a passkey (passkeys on, none yet); an email of an enterprise connection's domain (domain_aliases): to its identity provider; otherwise back to the login page, which says what went wrong"),
         400: STALE_STEP,
       },
     },
@@ -119,6 +150,9 @@ export function registerLoginPage(app: App, services: Services): void {
     const identifier = (body.username ?? '').slice(0, 320);
     const password = body.password ?? '';
     const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);
+    // An email of an enterprise connection's domain signs in at its identity provider, not with a password here.
+    const realm = identifier ? await homeRealmOf(services, request.tenant.id, step.client.client_id, identifier) : undefined;
+    if (realm) return sendToHomeRealm(request, reply, services, step, realm, retry);
     if (!identifier || !password || password.length > 1024) return retry(400, 'Enter your email and password.');
     const result = await authenticateWithPassword(services, connection, identifier, password, request.ip);
     recordPasswordLogin(services, { request, client: { client_id: step.client.client_id, name: step.client.name }, connection, identifier, success: 's' }, result);

@@ -134,7 +134,7 @@ export function registerPasskeyPage(app: App, services: Services): void {
     if (ceremony.purpose === 'signup') {
       const connection = await databaseConnectionFor(services, request.tenant, step.client.client_id, step.transaction.request.connection);
       if (!connection || !passkeysEnabled(connection)) return sendErrorPage(reply, request, new InvalidRequest(NOTHING_TO_DO));
-      const created = await signUpWithPasskey(services, connection, { email: ceremony.email ?? '', userId: ceremony.userId }, { ...eventContextFrom(request), client_id: step.client.client_id });
+      const created = await signUpWithPasskey(services, request.tenant, connection, { email: ceremony.email ?? '', userId: ceremony.userId }, { ...eventContextFrom(request), client_id: step.client.client_id });
       if (created.outcome !== 'ok') {
         return sendErrorPage(reply, request, new InvalidRequest('This account could not be created: an account with this email may already exist. Go back to the application and log in instead.'));
       }

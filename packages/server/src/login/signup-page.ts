@@ -133,7 +133,7 @@ export function registerSignupPage(app: App, services: Services): void {
       await openCeremony(services, step.transaction, ceremony);
       return reply.redirect(`${PASSKEY_PATH}?state=${step.transaction.id}`, 303);
     }
-    const result = await signUpWithPassword(services, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
+    const result = await signUpWithPassword(services, request.tenant, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
     switch (result.outcome) {
       case 'invalid':
         return retry({ error: result.message });

@@ -26,12 +26,14 @@ export interface LoginTransaction {
   webauthnCeremony?: string;
 }
 
-function browserValue(request: FastifyRequest, reply: FastifyReply): string {
+/** This browser's binding value, set as a cookie when it has none (seen by the rest of this request too). */
+export function browserValue(request: FastifyRequest, reply: FastifyReply): string {
   const existing = request.cookies[BROWSER_COOKIE];
   if (existing && /^[A-Za-z0-9_-]{32,64}$/.test(existing)) return existing;
   const value = randomSecret(24);
   // A session cookie: it only needs to outlive the pages of one login.
   reply.setCookie(BROWSER_COOKIE, value, cookieOptions(request.tenant));
+  request.cookies[BROWSER_COOKIE] = value;
   return value;
 }
 

@@ -643,6 +643,37 @@ export interface LogsTable {
   details: string | null;
 }
 
+// --- log streams (0026) -------------------------------------------------------------------------------------
+
+export type LogStreamStatus = 'active' | 'paused' | 'suspended';
+
+export interface LogStreamsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: string;
+  status: LogStreamStatus;
+  is_priority: number;
+  filters: string;
+  sink: string;
+  authorization_sealed: string | null;
+  custom_headers_sealed: string | null;
+  signing_secret_sealed: string;
+  cursor: string;
+  batch_end: string | null;
+  attempt_count: number;
+  next_attempt_at: number;
+  lease_id: string | null;
+  consecutive_failures: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Database {
+  log_streams: LogStreamsTable;
+}
+
 // --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
 
 export interface PushedAuthorizationRequestsTable {
@@ -748,4 +779,51 @@ export interface MfaChallengesTable {
 export interface Database {
   mfa_enrollments: MfaEnrollmentsTable;
   mfa_challenges: MfaChallengesTable;
+}
+
+/** 0025: a trip to an upstream identity provider and back (federation/). */
+export interface FederationTransactionsTable {
+  /** SHA-256 (hex) of the `state` sent upstream. */
+  id: string;
+  tenant_id: string;
+  connection_id: string;
+  login_transaction_id: string;
+  browser_hash: string;
+  code_verifier_sealed: string;
+  nonce: string;
+  expires_at: number;
+  created_at: number;
+}
+
+/** 0025: which local user an upstream subject of a connection is. */
+export interface FederatedIdentitiesTable {
+  user_id: string;
+  tenant_id: string;
+  connection_id: string;
+  subject: string;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  id_token_sealed: string | null;
+  updated_at: number;
+}
+
+export interface Database {
+  federation_transactions: FederationTransactionsTable;
+  federated_identities: FederatedIdentitiesTable;
+}
+
+// --- admin console (0027) ------------------------------------------------------------------------------------
+
+export interface ConsoleSetupLinksTable {
+  /** SHA-256 (hex) of the secret in the link. */
+  token_hash: string;
+  tenant_id: string;
+  email: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface Database {
+  console_setup_links: ConsoleSetupLinksTable;
 }

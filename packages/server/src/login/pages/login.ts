@@ -1,7 +1,8 @@
 /**
  * The log-in page: identifier and password for a database connection. Posts `username` (whatever the identifier
  * kind) and `password`, beside `_csrf` and `transaction`. "Forgot password?" follows the password field, so the
- * keyboard reaches the password straight from the identifier.
+ * keyboard reaches the password straight from the identifier. Above it, a button per upstream identity provider
+ * enabled for the application (federation); without a database connection, the buttons alone.
  */
 import { alert, formGuards, html, renderDocument, type PageContext } from './chrome.js';
 import { DEFAULT_LOGIN_TEXTS, withClientName, type LoginTexts } from './texts.js';
@@ -20,7 +21,10 @@ export function renderLoginPage(
     csrfToken: string;
     transaction: string;
     clientName: string;
-    identifierKind: 'email' | 'username' | 'email_or_username';
+    /** Absent when the application has no database connection: the page then offers its buttons only. */
+    identifierKind?: 'email' | 'username' | 'email_or_username';
+    /** A button per upstream identity provider: its label and where it starts. */
+    federated?: { label: string; url: string; icon?: string }[];
     identifier?: string;
     error?: string;
     signupUrl?: string;
@@ -36,12 +40,24 @@ export function renderLoginPage(
   },
 ): string {
   const t = view.texts ?? DEFAULT_LOGIN_TEXTS;
+  const federated = view.federated ?? [];
+  const buttons = federated.length
+    ? html`<ul class="federated">${federated.map((b) => html`<li><a class="button button-secondary" href="${b.url}">${b.icon ? html`<img class="federated-icon" src="${b.icon}" alt="" width="20" height="20">` : ''}Continue with ${b.label}</a></li>`)}</ul>`
+    : '';
+  if (!view.identifierKind) {
+    const content = html`<h1>${t.title}</h1>
+<p class="lead">${withClientName(t.description, view.clientName)}</p>
+${alert('error', view.error)}
+${buttons}`;
+    return renderDocument(ctx, { title: t.pageTitle, content });
+  }
   const identifier = IDENTIFIER[view.identifierKind];
   // Back after a failed attempt: the identifier is kept, so the cursor goes where the next keystroke belongs.
   const focusPassword = Boolean(view.identifier);
   const content = html`<h1>${t.title}</h1>
 <p class="lead">${withClientName(t.description, view.clientName)}</p>
 ${alert('error', view.error)}
+${buttons}${federated.length ? html`<p class="separator">or</p>` : ''}
 <form method="post" action="${view.action}">
 ${formGuards(view.csrfToken, view.transaction)}
 <div class="field">

@@ -275,6 +275,13 @@ input[aria-invalid="true"] { border-color: var(--danger); }
 
 .actions { margin-top: 24px; }
 
+/* One button per upstream identity provider (federation), above the password form. */
+.federated { display: grid; gap: 8px; margin: 20px 0 0; padding: 0; list-style: none; }
+
+.federated-icon { margin-right: 10px; }
+
+.separator { margin: 20px 0 0; text-align: center; color: #5b6270; font-size: 14px; }
+
 .actions-split {
   display: flex;
   flex-direction: row-reverse;
