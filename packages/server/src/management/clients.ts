@@ -267,6 +267,9 @@ const Fields = {
   organization_discovery_methods: orNull(Type.Array(oneOf(['email', 'organization_name']), { minItems: 1, maxItems: 2 })),
   require_pushed_authorization_requests: Type.Boolean(),
   require_proof_of_possession: Type.Boolean(),
+  tls_client_certificate_bound_access_tokens: Type.Boolean({
+    description: 'RFC 8705 §3.4: bind access tokens to the client certificate of the token request (behind a trusted mTLS edge); a token request without one is refused',
+  }),
   signed_request_object: Type.Object(
     {
       required: Type.Optional(Type.Boolean({ description: 'Take only signed request objects (RFC 9101) at /authorize and /oauth/par' })),
@@ -574,6 +577,7 @@ function present(client: Client | NewClient, tenantName: string, view: View): Re
     client_secret_sealed: _sealed,
     is_system: _system,
     is_default_app: _defaultApp,
+    is_console: _console,
     client_authentication_methods,
     encryption_key,
     token_endpoint_auth_method,
@@ -869,7 +873,7 @@ export function registerClients(api: App, services: Services): void {
       params: IdParams,
       response: {
         204: noContent('Deleted, with its grants and tokens'),
-        ...errorResponses('management', { 403: 'operation_not_supported: the admin client and the global client cannot be deleted', 404: 'inexistent_client' }),
+        ...errorResponses('management', { 403: 'operation_not_supported: the admin client, the console client and the global client cannot be deleted', 404: 'inexistent_client' }),
       },
     }),
     handler: async (request, reply) => {
@@ -878,6 +882,8 @@ export function registerClients(api: App, services: Services): void {
       // The admin client holds the Management API grant that bootstrap recreates on every start, and its
       // credentials are the operator's way in: deleting it would lock the operator out of this API.
       if (client.is_system) throw new OperationNotSupported('The admin client (the Management API client made at first start) cannot be deleted');
+      // The console signs its admins in through this client: deleting it from the console would lock them out.
+      if (client.is_console) throw new OperationNotSupported('The console client (the admin console\'s own application) cannot be deleted');
       // Its client grants and connection links go in the same statement (ON DELETE CASCADE).
       if (!(await deleteClient(db, request.tenant.id, client.client_id))) throw new ClientNotFound();
       return reply.code(204).send();
