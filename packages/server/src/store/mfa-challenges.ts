@@ -27,7 +27,7 @@ function fromRow(row: MfaChallengesTable): MfaChallenge {
     recoveryCodeSealed: row.recovery_code_sealed,
     expiresAt: Number(row.expires_at),
     createdAt: Number(row.created_at),
-    ...(row.email_code_hash && row.email_code_expires_at != null && { emailCodeExpiresAt: Number(row.email_code_expires_at) }),
+    ...(row.email_code_hash && row.email_code_expires_at !== null && row.email_code_expires_at !== undefined && { emailCodeExpiresAt: Number(row.email_code_expires_at) }),
     emailCodesSent: Number(row.email_codes_sent ?? 0),
   };
 }
