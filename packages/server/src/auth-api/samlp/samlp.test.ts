@@ -163,6 +163,11 @@ describe('SAML identity provider (/samlp)', () => {
     expect(profile?.sessionIndex).toMatch(/^_[0-9a-f]{40}$/);
     expect(profile?.department).toBe('Engines');
     expect(profile?.['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname']).toBe('Ada');
+    // Neither SP library checks these; the Web Browser SSO profile requires them (§4.1.4.2).
+    const xml = Buffer.from(form.fields.SAMLResponse!, 'base64').toString();
+    expect(xml).toContain(`Destination="${ACS}"`);
+    expect(xml).toMatch(new RegExp(`<saml:SubjectConfirmationData InResponseTo="_[^"]+" NotOnOrAfter="[^"]+" Recipient="${ACS}"/>`));
+    expect(xml).toContain('<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">');
     expect(profile?.['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/nameidentifier']).toMatch(/^auth0\||\|/);
     // The same Response is refused a second time by the SP (InResponseTo used), and an SP expecting another audience refuses it.
     await expect(sp.validatePostResponseAsync({ SAMLResponse: form.fields.SAMLResponse! })).rejects.toThrow();
