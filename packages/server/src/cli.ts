@@ -56,7 +56,15 @@ function banner(config: Config, result: BootstrapResult): string {
     `  Health:           ${tenant.baseUrl}/healthz  ${tenant.baseUrl}/readyz`,
     `  Listening on:     ${config.host}:${config.port} (${config.hostSource})`,
     `  Management API:   ${managementAudience}`,
+    `  Admin console:    ${tenant.baseUrl}/console/`,
   ];
+  if (result.console.setupUrl) {
+    lines.push(
+      '',
+      '  No console admin yet. Open this one-time link (valid 24 hours) to choose your password and open the console:',
+      `    ${result.console.setupUrl}`,
+    );
+  }
   if (admin.fromEnvironment) {
     lines.push('', `  Admin client:     ${admin.client_id}, ${admin.created ? 'created ' : ''}from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET (its secret is yours; not shown)`);
   } else if (admin.created && admin.client_secret && admin.file) {
