@@ -82,6 +82,14 @@ describe('console: Management API rights from RBAC permissions', () => {
   });
 
   it('the console client and its admin role are made at start, and the role holds every Management API permission', async () => {
+    // Served as static files under a same-origin CSP: no inline script, nothing from elsewhere.
+    const page = await fetch(`${server.url}/console/`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(await page.text()).toMatch(/<script type="module" src="app\.js"><\/script>/);
     const config = (await (await fetch(`${server.url}/console/config.json`)).json()) as { clientId: string; audience: string; domain: string };
     expect(config.domain).toBe(server.url);
     expect(config.audience).toBe(`${server.url}/api/v2/`);
