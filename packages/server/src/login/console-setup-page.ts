@@ -118,7 +118,7 @@ export function registerConsoleSetupPage(app: App, services: Services): void {
     if (password.length > 4 * MAX_PASSWORD_LENGTH) return retry({ error: `That password is too long. Choose one of at most ${MAX_PASSWORD_LENGTH} characters.` });
     if (password !== (body.password_confirmation ?? '')) return retry({ error: 'The two passwords do not match. Type the same password in both fields.' });
 
-    const result = await signUpWithPassword(services, connection, { email, password }, eventContextFrom(request));
+    const result = await signUpWithPassword(services, request.tenant, connection, { email, password }, eventContextFrom(request));
     switch (result.outcome) {
       case 'invalid':
         return retry({ error: result.message });

@@ -13,6 +13,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { DpopResourceError, proofAtResource } from '../auth-api/dpop.js';
+import { certificateMismatch } from '../auth-api/sender-constraint.js';
 import { bearerToken, boundKey, dpopToken, verifyAccessToken } from '../crypto/access-token.js';
 import { consumeRateLimit } from '../http/rate-limit/plugin.js';
 import { ProtocolError } from '../http/errors.js';
@@ -54,9 +55,12 @@ export function isCurrentUserScope(scope: string): boolean {
 
 /**
  * RFC 9449 §7: a DPoP-bound token (`cnf.jkt`) comes with the DPoP scheme and a proof of its key (with `ath`);
- * sent as Bearer it is refused, as is an unbound token under the DPoP scheme.
+ * sent as Bearer it is refused, as is an unbound token under the DPoP scheme. RFC 8705 §3: a certificate-bound
+ * token (`cnf["x5t#S256"]`) comes with the same client certificate.
  */
 async function checkSenderConstraint(services: Services, request: FastifyRequest, token: string, payload: JWTPayload, scheme: 'Bearer' | 'DPoP'): Promise<void> {
+  const mismatch = certificateMismatch(request, payload);
+  if (mismatch) throw new Unauthorized(mismatch, 'invalid_token');
   const jkt = boundKey(payload);
   if (scheme === 'Bearer') {
     if (jkt !== undefined) throw new Unauthorized('The access token is DPoP-bound: send it with the DPoP scheme and a proof');

@@ -14,6 +14,7 @@ import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { registeredMethod } from '../auth-api/client-auth/index.js';
+import { InvalidSamlpAddon, validateSamlpAddon } from '../auth-api/samlp/addon.js';
 import { newId, randomAlphanumeric } from '../crypto/ids.js';
 import { InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
@@ -266,6 +267,9 @@ const Fields = {
   organization_discovery_methods: orNull(Type.Array(oneOf(['email', 'organization_name']), { minItems: 1, maxItems: 2 })),
   require_pushed_authorization_requests: Type.Boolean(),
   require_proof_of_possession: Type.Boolean(),
+  tls_client_certificate_bound_access_tokens: Type.Boolean({
+    description: 'RFC 8705 §3.4: bind access tokens to the client certificate of the token request (behind a trusted mTLS edge); a token request without one is refused',
+  }),
   signed_request_object: Type.Object(
     {
       required: Type.Optional(Type.Boolean({ description: 'Take only signed request objects (RFC 9101) at /authorize and /oauth/par' })),
@@ -406,6 +410,14 @@ function checkFields(input: CreateInput | UpdateInput, client: NewClient): void 
   if (typeof input.cross_origin_loc === 'string') checkHttpUrl('cross_origin_loc', input.cross_origin_loc);
   if (input.logo_uri) checkHttpUrl('logo_uri', input.logo_uri);
   if (input.initiate_login_uri !== undefined) checkInitiateLoginUri(input.initiate_login_uri);
+  if (input.addons?.samlp !== undefined) {
+    try {
+      validateSamlpAddon(input.addons.samlp);
+    } catch (error) {
+      if (error instanceof InvalidSamlpAddon) throw invalidBody(error.message);
+      throw error;
+    }
+  }
   for (const grantType of input.grant_types ?? []) {
     if (!GRANT_TYPES.has(grantType)) throw invalidBody(`grant_types: ${describe(grantType)} is not a grant type this server knows`);
   }

@@ -11,9 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { leftHalfHash, signIdToken } from '../../crypto/id-token.js';
 import { signAccessToken } from '../../crypto/jwt.js';
 import type { Services } from '../../services.js';
-import { requireProofForApi } from '../dpop.js';
+import { binding, requireProofForApi } from '../sender-constraint.js';
 import type { TokenResponse } from '../token/types.js';
-import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
+import { confirmationOf, type IssuedUserTokens, type UserAuthorization } from './authorization.js';
 import { userClaims } from './claims.js';
 import { createRefreshToken, newFamilyId, type FamilyPlacement } from './refresh-tokens.js';
 import { managementAudience } from '../../tenancy/bootstrap.js';
@@ -83,11 +83,13 @@ export async function issueWithPlan(
   plan: IssuePlan,
 ): Promise<IssueOutcome> {
   const { tenant, client, user, scopes } = authorization;
-  if (want.accessToken) await requireProofForApi(services, tenant.id, authorization.audience, authorization.dpopJkt);
+  const confirmation = confirmationOf(authorization);
+  if (want.accessToken) await requireProofForApi(services, tenant.id, authorization.audience, confirmation);
+  const bound = binding(confirmation);
   const openid = scopes.includes('openid');
   const scope = scopes.join(' ');
   const lifetime = await accessTokenLifetime(services, authorization);
-  const tokens: IssuedUserTokens = { token_type: authorization.dpopJkt !== undefined ? 'DPoP' : 'Bearer', expires_in: lifetime, scope };
+  const tokens: IssuedUserTokens = { token_type: bound.tokenType, expires_in: lifetime, scope };
 
   let accessToken: Promise<string> | undefined;
   if (want.accessToken) {
@@ -101,7 +103,7 @@ export async function issueWithPlan(
       scope,
       jti: plan.accessTokenJti,
       ...(want.grantType !== undefined && { gty: want.grantType }),
-      ...(authorization.dpopJkt !== undefined && { cnf: { jkt: authorization.dpopJkt } }),
+      ...bound.claims,
       ...(await permissionsClaim(services, authorization)),
     };
     accessToken = signAccessToken(services.keyRing, tenant.id, claims, lifetime).then((t) => t.token);
