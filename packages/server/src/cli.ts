@@ -8,6 +8,7 @@
  * gatehouse import FILE [--tenant NAME]   make the tenant match FILE (adds and updates, never deletes)
  * gatehouse users import|export FILE …    user import and export jobs (jobs/cli.ts)
  * gatehouse custom-domains ready DOMAIN   mark a configured custom domain verified (the operator vouches for it)
+ * gatehouse admin invite EMAIL [--tenant NAME]   print a one-time link that makes EMAIL a console admin
  */
 import cluster from 'node:cluster';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,10 @@ import { describeDatabase, migrateToLatest, openStore } from './store/db.js';
 import { findDefaultTenant, findTenantById, normalizeDomain, type Tenant } from './store/tenants.js';
 import { findCustomDomainByName, markCustomDomainReady } from './store/custom-domains.js';
 import { bootstrap, type BootstrapResult } from './tenancy/bootstrap.js';
+import { CONSOLE_ADMIN_ROLE_NAME } from './console/bootstrap.js';
+import { issueSetupLink, setupUrl } from './console/setup-links.js';
+import { isEmailAddress, normalizeEmail } from './connections/email-address.js';
+import { findRoleByName } from './store/roles.js';
 import { buildApp } from './app.js';
 import { relayClusterChanges } from './tenancy/change-bus.js';
 import { closeServices, createServices, prepare, startServer, type RunningServer } from './server.js';
@@ -35,6 +40,8 @@ const USAGE = `Usage:
   gatehouse import FILE [--tenant NAME]   make the tenant match FILE (idempotent; adds and updates, never deletes)
 ${USERS_USAGE}
   gatehouse custom-domains ready DOMAIN   mark a configured custom domain ready (you vouch that it reaches this server)
+  gatehouse admin invite EMAIL [--tenant NAME]
+                                          print a one-time link (24 hours) that makes EMAIL a console admin
 Configuration comes from the environment; see the README.`;
 
 function banner(config: Config, result: BootstrapResult): string {
@@ -275,6 +282,33 @@ async function customDomainReady(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * A console invitation: a one-time link bound to EMAIL, printed for the operator to pass on (this server may
+ * have no mail set up). The person chooses a password on the link's page and lands in the console.
+ */
+async function adminInvite(args: string[]): Promise<void> {
+  const address = args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--tenant');
+  if (!address) throw new ConfigError('usage: gatehouse admin invite EMAIL [--tenant NAME]');
+  const email = normalizeEmail(address);
+  if (!isEmailAddress(email)) throw new ConfigError(`${address} is not an email address`);
+  const config = loadConfig();
+  const tenantName = tenantNameFrom(args);
+  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  try {
+    await migrateToLatest(store);
+    const row = tenantName
+      ? await store.db.selectFrom('tenants').select('id').where('name', '=', tenantName).executeTakeFirst()
+      : await findDefaultTenant(store.db);
+    const tenant = row && (await findTenantById(store.db, row.id));
+    if (!tenant) throw new ConfigError(tenantName ? `no tenant named ${tenantName}` : 'no default tenant yet: run gatehouse start once');
+    if (!(await findRoleByName(store.db, tenant.id, CONSOLE_ADMIN_ROLE_NAME))) throw new ConfigError('this tenant has no console yet: run gatehouse start once');
+    const link = setupUrl(tenant.baseUrl, await issueSetupLink(store.db, tenant.id, email));
+    console.log(`One-time console invitation for ${email} (valid 24 hours; pass it on privately):\n  ${link}`);
+  } finally {
+    await store.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   switch (command) {
@@ -295,6 +329,9 @@ async function main(argv: string[]): Promise<void> {
       break;
     case 'custom-domains':
       if (args[0] === 'ready') return customDomainReady(args.slice(1));
+      break;
+    case 'admin':
+      if (args[0] === 'invite') return adminInvite(args.slice(1));
       break;
     case undefined:
     case 'help':

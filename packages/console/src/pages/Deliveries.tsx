@@ -112,7 +112,7 @@ export function Deliveries({ api }: { api: ManagementApi }) {
   return (
     <>
       <h1>Failed deliveries</h1>
-      <p className="lead">Events an event stream could not deliver after its retries. Fix the receiver, then redeliver.</p>
+      <p className="lead">Events an event stream could not deliver: refused by the receiver, or still failing after the retries. Fix the receiver, then redeliver.</p>
       <ErrorNotice message={streams.error} />
       {streams.data?.eventStreams.length === 0 && <p>No event streams yet.</p>}
       {streams.data?.eventStreams.map((stream) => <StreamDeliveries key={stream.id} api={api} stream={stream} />)}

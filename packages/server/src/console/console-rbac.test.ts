@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCliToEnd } from '../test-support/cli.js';
 import { createUser, management, readForm, TestBrowser } from '../test-support/sign-in.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
 import { CONSOLE_ADMIN_ROLE_NAME } from './bootstrap.js';
@@ -81,6 +82,14 @@ describe('console: Management API rights from RBAC permissions', () => {
   });
 
   it('the console client and its admin role are made at start, and the role holds every Management API permission', async () => {
+    // Served as static files under a same-origin CSP: no inline script, nothing from elsewhere.
+    const page = await fetch(`${server.url}/console/`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(await page.text()).toMatch(/<script type="module" src="app\.js"><\/script>/);
     const config = (await (await fetch(`${server.url}/console/config.json`)).json()) as { clientId: string; audience: string; domain: string };
     expect(config.domain).toBe(server.url);
     expect(config.audience).toBe(`${server.url}/api/v2/`);
@@ -146,5 +155,29 @@ describe('console: Management API rights from RBAC permissions', () => {
     const clients = await fetch(`${server.url}/api/v2/clients`, { headers: auth });
     expect(clients.status).toBe(403);
     expect(await clients.json()).toMatchObject({ errorCode: 'insufficient_scope' });
+  });
+
+  it('gatehouse admin invite EMAIL prints a one-time link bound to the address; following it makes a console admin', async () => {
+    const invited = await runCliToEnd(['admin', 'invite', 'Invited.Admin@Example.com'], { GATEHOUSE_DATA_DIR: server.dataDir });
+    expect(invited.code).toBe(0);
+    const link = /https?:\/\/\S+\/u\/console-setup\?ticket=[A-Za-z0-9_-]+/.exec(invited.output)?.[0];
+    expect(link, invited.output).toBeTruthy();
+    const url = new URL(link!);
+    const person = new TestBrowser();
+    const page = await person.get(`${server.url}${url.pathname}${url.search}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('for <strong>invited.admin@example.com</strong>');
+    expect(html).not.toContain('name="email"');
+    const done = await person.post(`${server.url}${url.pathname}`, { ticket: url.searchParams.get('ticket')!, password: PASSWORD, password_confirmation: PASSWORD });
+    expect(done.status).toBe(303);
+    expect(done.headers.get('location')).toBe('/console/');
+    const { claims } = await consoleToken(server, 'invited.admin@example.com');
+    expect(claims.permissions).toEqual(expect.arrayContaining(['read:users', 'update:clients']));
+    // Spent: the same link shows the dead-link page.
+    expect((await fetch(link!.replace(/^https?:\/\/[^/]+/, server.url))).status).toBe(400);
+    const refused = await runCliToEnd(['admin', 'invite', 'not-an-address'], { GATEHOUSE_DATA_DIR: server.dataDir });
+    expect(refused.code).toBe(78);
+    expect(refused.output).toContain('not-an-address is not an email address');
   });
 });

@@ -5,6 +5,8 @@
  * "No access" page. One browser for the file.
  */
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,19 +27,40 @@ describe('admin console in Chromium', () => {
   let server: TestServer;
   let browser: BrowserSession;
   let setupUrl: string;
+  /** A webhook receiver that refuses (400, which fails a delivery at once) until told to accept. */
+  let receiver: Server;
+  let receiverUrl: string;
+  const received = { count: 0, accept: false };
 
   beforeAll(async () => {
+    receiver = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        received.count++;
+        if (received.accept) response.writeHead(204).end();
+        else response.writeHead(400).end('not now');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
     [server, browser] = await Promise.all([startTestServer(), launchBrowser()]);
     setupUrl = server.server.prepared.bootstrap!.console.setupUrl!;
   });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
+    receiver?.close();
   });
 
   it('setup link → console; create an application and add a callback; find a user, block them, their login is refused; a non-admin sees "No access"', async (context) => {
     expect(setupUrl).toMatch(new RegExp(`^${server.url}/u/console-setup\\?ticket=`));
     const target = await createUser(server, 'blockable.person@example.com', USER_PASSWORD);
+    const stream = await management(server, 'POST', '/event-streams', {
+      name: 'Audit receiver',
+      subscriptions: [{ event_type: 'user.updated' }],
+      destination: { type: 'webhook', configuration: { webhook_endpoint: receiverUrl, webhook_authorization: { method: 'bearer', token: 'receiver-token' } } },
+    });
+    expect(stream.status).toBe(201);
     const page = await openPage(browser, context);
     const problems: string[] = [];
     page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
@@ -101,9 +124,18 @@ describe('admin console in Chromium', () => {
     expect(refused.status).toBe(400);
     expect(await refused.text()).toContain('This account is blocked.');
 
-    // The failed-deliveries page answers (no streams yet).
+    // Blocking updated the user: the receiver refused that event. The console lists it and redelivers it.
+    await expect.poll(() => received.count).toBeGreaterThan(0);
     await page.getByRole('link', { name: 'Failed deliveries' }).click();
-    await page.getByText('No event streams yet.').waitFor();
+    await page.getByRole('heading', { name: 'Audit receiver' }).waitFor();
+    const row = page.getByRole('row').filter({ hasText: 'user.updated' });
+    await row.filter({ hasText: '400' }).first().waitFor();
+    await screenshot(page, 'deliveries-1280');
+    received.accept = true;
+    const before = received.count;
+    await row.first().getByRole('button', { name: 'Redeliver' }).click();
+    await page.getByRole('status').filter({ hasText: 'Queued user.updated for delivery again.' }).waitFor();
+    await expect.poll(() => received.count).toBeGreaterThan(before);
 
     // Sign out; a user who is not an admin signs in and gets a clear page, not a broken console.
     await createUser(server, 'not.admin@example.com', USER_PASSWORD);
