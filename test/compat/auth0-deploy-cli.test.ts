@@ -137,12 +137,17 @@ describe.each(dialects)('auth0-deploy-cli round trip (%s)', (dialect) => {
     await api(s, 'PATCH', '/attack-protection/suspicious-ip-throttling', { enabled: false });
   }
 
+  let trustedBefore: string | undefined;
   beforeAll(async () => {
+    trustedBefore = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
     ({ certFile, keyFile } = await ensureDevCertificate(mkdtempSync(path.join(os.tmpdir(), 'gatehouse-cert-'))));
   });
   afterAll(async () => {
     await server?.close();
+    // Trust is for this file's own server: a file run next in the same worker (isolate: false) checks certificates again.
+    if (trustedBefore === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    else process.env.NODE_TLS_REJECT_UNAUTHORIZED = trustedBefore;
   });
 
   it('dumps a built tenant to YAML and to a directory', { timeout: 300_000 }, async () => {

@@ -5,6 +5,9 @@
  * take longer than argon2id. So every password check of a connection records how long it took, and a failure
  * is answered no sooner than the slowest of that connection's last checks: which kind of user failed, or
  * whether one exists at all, does not show in the time. Successes are never delayed.
+ * What is recorded is the check's own work, not its wait for a hash slot (crypto/passwords.ts HashWork): the
+ * wait is the same for every kind of identifier, and counting it let one burst of logins hold every failure of
+ * the connection for up to two seconds for the next 32 checks.
  */
 const WINDOW = 32;
 /** A stall (a pause of the whole process) must not slow every failure for long. */

@@ -41,12 +41,22 @@ export function argon2Pressure(): number {
   return argon2Running + argon2Waiting.length;
 }
 
-async function withArgon2Slot<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * How long a password check spent hashing, without the time it waited for a slot: the wait depends on the
+ * load, not on whose password it was, so login-timing.ts leaves it out of the time failures are padded to.
+ */
+export interface HashWork {
+  ms: number;
+}
+
+async function withArgon2Slot<T>(work: () => Promise<T>, spent?: HashWork): Promise<T> {
   if (argon2Running >= ARGON2_SLOTS) await new Promise<void>((resolve) => argon2Waiting.push(resolve));
   else argon2Running++;
+  const started = performance.now();
   try {
     return await work();
   } finally {
+    if (spent) spent.ms += performance.now() - started;
     // Hand the slot straight to the next waiter, or free it.
     const next = argon2Waiting.shift();
     if (next) next();
@@ -62,6 +72,8 @@ export interface PasswordVerification {
   valid: boolean;
   /** True when the password was right but the stored hash is weaker than today's parameters: store a new one. */
   needsRehash: boolean;
+  /** The time the check itself took, without waiting for a hash slot (HashWork). */
+  workMs: number;
 }
 
 /** True when `stored` is not an argon2id hash with at least today's parameters. */
@@ -78,9 +90,9 @@ export function needsRehash(stored: string): boolean {
 }
 
 /** An argon2 PHC string (any variant, any parameters) against `password`; false for a malformed hash. */
-export async function verifyArgon2(phc: string, password: string): Promise<boolean> {
+export async function verifyArgon2(phc: string, password: string, spent?: HashWork): Promise<boolean> {
   try {
-    return await withArgon2Slot(() => verify(phc, password));
+    return await withArgon2Slot(() => verify(phc, password), spent);
   } catch {
     return false;
   }
@@ -91,17 +103,26 @@ export type ForeignVerifier = (stored: string, password: string) => Promise<bool
 
 export async function verifyPassword(stored: string, password: string, foreign?: ForeignVerifier): Promise<PasswordVerification> {
   const scheme = hashScheme(stored);
+  const spent: HashWork = { ms: 0 };
   if (scheme === 'argon2id' || scheme === 'argon2') {
-    const valid = await verifyArgon2(stored, password);
-    return { valid, needsRehash: valid && needsRehash(stored) };
+    const valid = await verifyArgon2(stored, password, spent);
+    return { valid, needsRehash: valid && needsRehash(stored), workMs: spent.ms };
   }
   if (!foreign) {
-    await verifyAgainstDecoy(password);
-    return { valid: false, needsRehash: false };
+    await verifyAgainstDecoy(password, spent);
+    return { valid: false, needsRehash: false, workMs: spent.ms };
   }
-  // Side by side: the time taken is the larger of the two, never less than an argon2id user's.
-  const [valid] = await Promise.all([foreign(stored, password).catch(() => false), verifyAgainstDecoy(password)]);
-  return { valid, needsRehash: valid };
+  // Side by side: the time taken is the larger of the two, never less than an argon2id user's. The foreign
+  // check's time is counted whole (its own waits included), which can only raise the floor of failures.
+  const started = performance.now();
+  let foreignMs = 0;
+  const [valid] = await Promise.all([
+    foreign(stored, password)
+      .catch(() => false)
+      .finally(() => (foreignMs = performance.now() - started)),
+    verifyAgainstDecoy(password, spent),
+  ]);
+  return { valid, needsRehash: valid, workMs: Math.max(foreignMs, spent.ms) };
 }
 
 let decoy: Promise<string> | undefined;
@@ -110,9 +131,9 @@ let decoy: Promise<string> | undefined;
  * Spends as long as a real verification, against a hash nobody knows the password of. Login code calls it
  * when there is no such user (or no password), so response times do not tell which accounts exist.
  */
-export async function verifyAgainstDecoy(password: string): Promise<false> {
+export async function verifyAgainstDecoy(password: string, spent?: HashWork): Promise<false> {
   decoy ??= hashPassword(`decoy:${crypto.randomUUID()}`);
   const known = await decoy;
-  await withArgon2Slot(() => verify(known, password)).catch(() => false);
+  await withArgon2Slot(() => verify(known, password), spent).catch(() => false);
   return false;
 }
