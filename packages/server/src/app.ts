@@ -105,6 +105,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
       ),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First, so that every other hook and handler runs inside the request's span.
+  services.tracing?.instrument(app);
   const routes = createRouteIndex(app);
   parserErrors.attach(app.server, routes, app.log);
   // Every route is documented as it is registered: its own responses plus those of its family (/openapi.json).

@@ -62,6 +62,11 @@ export interface Config {
    * callers may (the socket's address, never X-Forwarded-For). Never logged.
    */
   metricsToken: string | undefined;
+  /**
+   * OTEL_EXPORTER_OTLP_ENDPOINT: where OpenTelemetry traces go (OTLP/HTTP, `<endpoint>/v1/traces`); unset means no
+   * tracing at all.
+   */
+  otlpEndpoint: string | undefined;
 }
 
 export type SqliteSynchronous = 'normal' | 'full';
@@ -101,6 +106,7 @@ const KEYS = [
   'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
   'GATEHOUSE_SQLITE_SYNCHRONOUS',
   'GATEHOUSE_METRICS_TOKEN',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -326,7 +332,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
     sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
     metricsToken: overrides.metricsToken ?? metricsToken(raw('GATEHOUSE_METRICS_TOKEN')),
+    otlpEndpoint: overrides.otlpEndpoint ?? otlpEndpoint(raw('OTEL_EXPORTER_OTLP_ENDPOINT')),
   };
+}
+
+function otlpEndpoint(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT: expected an http(s) URL such as http://collector:4318');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('OTEL_EXPORTER_OTLP_ENDPOINT: the scheme must be http or https');
+  return value;
 }
 
 function metricsToken(value: string | undefined): string | undefined {

@@ -33,6 +33,7 @@ import { ConfigCache } from './tenancy/config-cache.js';
 import { signalTenantChanged } from './events/outbox.js';
 import { parsePostgresUrl } from './store/db.js';
 import { TenantResolver } from './tenancy/tenant-resolver.js';
+import { Tracing } from './tracing/traces.js';
 
 export interface Prepared {
   store: Store;
@@ -41,6 +42,8 @@ export interface Prepared {
   /** Undefined in cluster workers: the primary bootstrapped before forking them. */
   bootstrap: BootstrapResult | undefined;
   migrationsApplied: string[];
+  /** OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set (tracing/traces.ts). */
+  tracing?: Tracing;
 }
 
 /** Storage opened and migrated, the master key loaded, and (unless told not to) the default tenant bootstrapped. */
@@ -48,14 +51,20 @@ export async function prepare(config: Config, options: { bootstrap?: boolean; on
   ensurePrivateDir(config.dataDir);
   const { key } = loadMasterKey(config.masterKey, config.dataDir);
   const sealer = createSealer(key);
-  const store = await openStore(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, ...(options.onQuery && { onQuery: options.onQuery }) });
+  const tracing = config.otlpEndpoint ? new Tracing(config.otlpEndpoint, config.databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres') : undefined;
+  const store = await openStore(config.databaseUrl, {
+    sqliteSynchronous: config.sqliteSynchronous,
+    ...(options.onQuery && { onQuery: options.onQuery }),
+    ...(tracing && { onTimedQuery: (sqlText: string, ms: number) => tracing.query(sqlText, ms) }),
+  });
   try {
     const { applied } = await migrateToLatest(store);
     const keyRing = new KeyRing(store.db, sealer);
     const result = options.bootstrap === false ? undefined : await bootstrap(store, keyRing, sealer, config);
-    return { store, sealer, keyRing, bootstrap: result, migrationsApplied: applied };
+    return { store, sealer, keyRing, bootstrap: result, migrationsApplied: applied, ...(tracing && { tracing }) };
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
 }
@@ -132,6 +141,7 @@ function newServices(config: Config, prepared: Prepared): Services {
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
     changes: changeBusFor(config, prepared.store),
     tenantLogs: new TenantLogWriter(prepared.store),
+    ...(prepared.tracing && { tracing: prepared.tracing }),
   };
 }
 
@@ -184,6 +194,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
         await emailQueue?.stop();
         await closeServices(services);
         await prepared.store.close();
+        await prepared.tracing?.shutdown();
       })();
       return closing;
     },

@@ -14,6 +14,7 @@ import type { ClientOrigins } from './tenancy/client-origins.js';
 import type { ChangeBus } from './tenancy/change-bus.js';
 import type { ConfigCache } from './tenancy/config-cache.js';
 import type { TenantResolver } from './tenancy/tenant-resolver.js';
+import type { Tracing } from './tracing/traces.js';
 
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -34,4 +35,6 @@ export interface Services {
   changes: ChangeBus;
   /** Tenant log events: batched writes of outcomes, and retention (logs/writer.ts). */
   tenantLogs: TenantLogWriter;
+  /** OpenTelemetry traces, only when configured (tracing/traces.ts). */
+  tracing?: Tracing;
 }

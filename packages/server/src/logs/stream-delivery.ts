@@ -85,6 +85,15 @@ export class LogStreamDelivery {
 
   /** Leases the due streams and sends one batch to each; resolves when every attempt has ended. */
   async pass(now = Date.now()): Promise<void> {
+    // A read first: most passes find nothing due, and a read takes no write lock (SQLite's is the whole file).
+    const due = await this.#store.db
+      .selectFrom('log_streams')
+      .select('id')
+      .where('status', '=', 'active')
+      .where('next_attempt_at', '<=', now)
+      .limit(1)
+      .executeTakeFirst();
+    if (!due) return;
     const leaseId = randomUUID();
     const lock = this.#store.dialect === 'postgres' ? sql`for update skip locked` : sql``;
     const claimed = await sql<LogStreamsTable>`

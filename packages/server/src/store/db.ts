@@ -33,8 +33,17 @@ const PG_INT8 = 20;
 /** Sees every query the store runs, as sent (tests check their plans: store/query-plans.test.ts). */
 export type QueryObserver = (query: { sql: string; parameters: readonly unknown[] }) => void;
 
-function observing(onQuery: QueryObserver | undefined): { log?: (event: LogEvent) => void } {
-  return onQuery ? { log: (event) => onQuery(event.query) } : {};
+/** Sees every finished query with its duration (traces: tracing/traces.ts). */
+export type TimedQueryObserver = (sql: string, durationMs: number) => void;
+
+function observing(onQuery: QueryObserver | undefined, onTimedQuery?: TimedQueryObserver): { log?: (event: LogEvent) => void } {
+  if (!onQuery && !onTimedQuery) return {};
+  return {
+    log: (event) => {
+      onQuery?.(event.query);
+      onTimedQuery?.(event.query.sql, event.queryDurationMillis);
+    },
+  };
 }
 
 /** Distinct SQL texts kept prepared; the queries of a running server are far fewer. */
@@ -72,6 +81,8 @@ export interface StoreOptions {
   sqliteSynchronous?: 'normal' | 'full';
   /** Sees every query the store runs (query-plan tests). */
   onQuery?: QueryObserver;
+  /** Sees every finished query with its duration (traces). */
+  onTimedQuery?: TimedQueryObserver;
 }
 
 function openSqlite(file: string, options: StoreOptions): Store {
@@ -88,7 +99,7 @@ function openSqlite(file: string, options: StoreOptions): Store {
   // WAL with NORMAL: a commit is durable once the OS has it (a killed process loses nothing; a power loss may
   // lose the last commits, never corrupt the file). FULL syncs the WAL on every commit: durable against power loss.
   database.pragma(`synchronous = ${options.sqliteSynchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...observing(options.onQuery) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), ...observing(options.onQuery, options.onTimedQuery) });
   return {
     db,
     dialect: 'sqlite',
@@ -112,7 +123,7 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
   return { connectionString: parsed.toString(), schema };
 }
 
-function openPostgres(connectionString: string, schema: string | undefined, onQuery?: QueryObserver): Store {
+function openPostgres(connectionString: string, schema: string | undefined, onQuery?: QueryObserver, onTimedQuery?: TimedQueryObserver): Store {
   const pool = new pg.Pool({
     connectionString,
     max: 10,
@@ -132,7 +143,7 @@ function openPostgres(connectionString: string, schema: string | undefined, onQu
           }
         : undefined,
     }),
-    ...observing(onQuery),
+    ...observing(onQuery, onTimedQuery),
   });
   return {
     db,
@@ -160,7 +171,7 @@ export async function openStore(databaseUrl: string, options: StoreOptions = {})
       await admin.end();
     }
   }
-  return openPostgres(connectionString, schema, options.onQuery);
+  return openPostgres(connectionString, schema, options.onQuery, options.onTimedQuery);
 }
 
 export interface MigrationReport {
