@@ -15,6 +15,7 @@ import { emitEvent } from '../events/outbox.js';
 import { userEventObject } from '../management/event-objects.js';
 import { checkBreachedPasswordAtPasswordChange } from '../protection/checks.js';
 import { RESET_TICKET_PATH } from '../messaging/account-emails.js';
+import { tenantTemplate } from '../messaging/email-templates.js';
 import { findTicket, spendTicket, usable, type UserTicket } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
 import { logRow, requestOrigin } from '../logs/log-event.js';
@@ -26,11 +27,12 @@ import { findUser, updateUsers, type User } from '../store/users.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
-import { htmlPage } from '../http/responses.js';
+import { htmlPage, redirect } from '../http/responses.js';
 import { BACK_TO_THE_FORM, INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
 import { renderMessagePage } from './pages/message.js';
 import { passwordAdvice } from './pages/password-rules.js';
 import { renderResetPasswordPage } from './pages/reset-password.js';
+import { redirectToResult, RESULT_MESSAGES } from './result-redirect.js';
 import { sha256 } from './session.js';
 import { formBody } from './step.js';
 
@@ -91,6 +93,10 @@ async function sendInvalidLink(reply: FastifyReply, request: FastifyRequest, ser
 
 async function sendPasswordChanged(reply: FastifyReply, request: FastifyRequest, services: Services, ticket: string): Promise<FastifyReply> {
   const spent = await findTicket(services.store.db, request.tenant.id, 'password_reset', ticket);
+  // The reset_email template's "Redirect To" takes the browser back to the application instead of this page.
+  const template = await tenantTemplate(services.store.db, request.tenant.id, 'reset_email');
+  const redirected = redirectToResult(reply, template, { success: true, message: RESULT_MESSAGES.passwordChanged }, spent?.email);
+  if (redirected) return redirected;
   const login = await applicationLogin(services, request.tenant, spent?.client_id);
   return sendHostedPage(reply, request.tenant, (context) =>
     renderMessagePage(context, {
@@ -129,6 +135,7 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
       ...TICKET_QUERY,
       response: {
         200: htmlPage('The form, or after the POST "your password has been changed"'),
+        302: redirect('After the POST, when the reset_email template has a resultUrl: to it, with success and message'),
         400: htmlPage("The form again after the POST, saying why the password was refused; or the link's error page"),
       },
     },

@@ -29,7 +29,7 @@ import {
   type ThrottleStage,
 } from '../protection/settings.js';
 import type { App, Services } from '../services.js';
-import { findTenantById, updateTenant, type Tenant } from '../store/tenants.js';
+import { findTenantById, changeTenantSettings, type Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 
 const MAX_ALLOWLIST = 100;
@@ -141,8 +141,7 @@ export function registerAttackProtection(api: App, services: Services): void {
   }
 
   async function save(tenant: Tenant, part: AttackProtectionSettings): Promise<void> {
-    const settings = { ...tenant.settings, attack_protection: { ...tenant.settings.attack_protection, ...part } };
-    await updateTenant(db, tenant.id, { settings });
+    await changeTenantSettings(db, tenant.id, (settings) => ({ ...settings, attack_protection: { ...settings.attack_protection, ...part } }));
     services.attackProtection.forget(tenant.id);
     services.tenants.invalidate();
   }

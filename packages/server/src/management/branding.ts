@@ -12,7 +12,7 @@ import { Type, type Static } from '@fastify/type-provider-typebox';
 import { signalTenantChanged } from '../events/outbox.js';
 import { NotFound } from '../http/errors.js';
 import type { App, Services } from '../services.js';
-import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { findTenantById, changeTenantSettings, type Tenant, type TenantSettings } from '../store/tenants.js';
 import { operation } from './operation.js';
 
 const HttpsUrl = Type.String({ maxLength: 2000, pattern: '^https://[^\\u0000\\s]+$' });
@@ -92,12 +92,11 @@ export function registerBranding(api: App, services: Services): void {
   api.patch('/branding', {
     ...operation(['update:branding'], { summary: 'Update the branding of the hosted pages', body: BrandingPatch, response: { 200: BrandingView } }),
     handler: async (request) => {
-      const tenant = await current(request.tenant.id);
-      const settings: TenantSettings = { ...tenant.settings, branding: applyPatch(tenant.settings.branding, request.body) };
-      await updateTenant(db, tenant.id, { settings });
+      const tenant = await changeTenantSettings(db, request.tenant.id, (settings): TenantSettings => ({ ...settings, branding: applyPatch(settings.branding, request.body) }));
+      if (!tenant) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
       services.tenants.invalidate();
       signalTenantChanged(tenant.id);
-      return presentBranding(settings.branding);
+      return presentBranding(tenant.settings.branding);
     },
   });
 }

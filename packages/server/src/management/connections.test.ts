@@ -108,7 +108,7 @@ describe('Management API: connections', () => {
       name: 'staff-db',
       display_name: 'Staff',
       strategy: 'auth0',
-      options: { ...options, brute_force_protection: true },
+      options: { ...options, brute_force_protection: true, disable_self_service_change_password: false },
       enabled_clients: [defaultApp],
       realms: ['staff-db'],
       is_domain_connection: false,

@@ -287,11 +287,14 @@ function validateOptions(strategy: SupportedStrategy, options: Record<string, un
   }
 }
 
-/** What a new connection of the strategy starts with, under what the caller sent. */
+/**
+ * What a new connection of the strategy starts with, under what the caller sent: the settings it honours, shown
+ * as in effect (tools that fill in a schema's defaults, as auth0-deploy-cli does, then read back what they wrote).
+ */
 function defaultOptions(strategy: SupportedStrategy): Record<string, unknown> {
   switch (strategy) {
     case 'auth0':
-      return { passwordPolicy: 'good', brute_force_protection: true };
+      return { passwordPolicy: 'good', brute_force_protection: true, disable_self_service_change_password: false };
     case 'email':
     case 'sms':
       return { brute_force_protection: true };

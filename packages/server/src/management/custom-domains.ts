@@ -32,7 +32,7 @@ import {
   updateCustomDomainSettings,
   type CustomDomain,
 } from '../store/custom-domains.js';
-import { findTenantById, normalizeDomain, updateTenant } from '../store/tenants.js';
+import { normalizeDomain, changeTenantSettings } from '../store/tenants.js';
 import { resolvesHere } from '../tenancy/custom-domains.js';
 import { operation } from './operation.js';
 
@@ -46,6 +46,12 @@ const TXT_PREFIX = '_gatehouse-verification.';
 const HOST_NAME = '^(?=.{1,253}$)(?!\\d+\\.\\d+\\.\\d+\\.\\d+\\.?$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.?$';
 
 const Params = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$' }) });
+/**
+ * Read-only: the host an edge forwards to is always the tenant's own. Accepted and ignored on writes because tools
+ * that copy what they read send it back (auth0-deploy-cli strips `status` and `verification`, not this), and
+ * between environments it names the other server, so it cannot be required to match.
+ */
+const OriginDomainName = Type.Optional(Type.String({ maxLength: 253, description: 'Read-only; ignored when sent' }));
 const Metadata = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 }), { maxProperties: 10 });
 
 const CreateBody = Type.Object(
@@ -56,6 +62,7 @@ const CreateBody = Type.Object(
     tls_policy: Type.Optional(Type.Literal('recommended')),
     custom_client_ip_header: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 64 })])),
     domain_metadata: Type.Optional(Metadata),
+    origin_domain_name: OriginDomainName,
   },
   { additionalProperties: false },
 );
@@ -64,6 +71,7 @@ const UpdateBody = Type.Object(
     tls_policy: Type.Optional(Type.Literal('recommended')),
     custom_client_ip_header: Type.Optional(Type.Union([Type.Null(), Type.String({ maxLength: 64 })])),
     domain_metadata: Type.Optional(Metadata),
+    origin_domain_name: OriginDomainName,
   },
   { additionalProperties: false },
 );
@@ -236,11 +244,16 @@ export function registerCustomDomains(api: App, services: Services): void {
         await markCustomDomainReady(db, domain);
         services.tenants.invalidate();
         domain = (await require(tenant.id, domain.id));
-        const current = await findTenantById(db, tenant.id);
-        if (current && !current.settings.custom_domain_api_key_sha256) {
-          cnameApiKey = randomBytes(32).toString('base64url');
-          const hash = createHash('sha256').update(cnameApiKey, 'utf8').digest('hex');
-          await updateTenant(db, tenant.id, { settings: { ...current.settings, custom_domain_api_key_sha256: hash } });
+        // Issued once: under the tenant's lock, so two verifications racing cannot both hand out a key.
+        const key = randomBytes(32).toString('base64url');
+        let issued = false;
+        await changeTenantSettings(db, tenant.id, (settings) => {
+          if (settings.custom_domain_api_key_sha256) return settings;
+          issued = true;
+          return { ...settings, custom_domain_api_key_sha256: createHash('sha256').update(key, 'utf8').digest('hex') };
+        });
+        if (issued) {
+          cnameApiKey = key;
           services.tenants.invalidate();
         }
       }

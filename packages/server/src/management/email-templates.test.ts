@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { linkIn, startTestSmtp, type ReceivedEmail, type TestSmtp } from '../test-support/smtp.js';
 import { finishedJob } from '../test-support/operation-examples.js';
+import { readForm, TestBrowser } from '../test-support/sign-in.js';
 
 type Json = Record<string, unknown>;
 const PROBE = 'env-probe-value-7f3a9c';
@@ -144,7 +145,7 @@ describe('email provider and email templates', () => {
     expect(welcome.body.message).toMatch(/not offered/);
     expect((await call('POST', '/email-templates', { template: 'verify_email', body: '<p>x</p>' })).status).toBe(409);
     expect((await call('POST', '/email-templates', { template: 'reset_email', body: '<p>{{ url }}</p>' })).status).toBe(201);
-    expect((await call('PATCH', '/email-templates/reset_email', { resultUrl: 'https://app.example/done' })).status).toBe(400);
+    expect((await call('PATCH', '/email-templates/reset_email', { resultUrl: 'javascript:alert(1)' })).status).toBe(400);
     expect((await call('GET', '/email-templates/not_a_template')).status).toBe(400);
   });
 
@@ -154,5 +155,40 @@ describe('email provider and email templates', () => {
     const to = await sendVerification();
     const email = await received(globalSmtp, to);
     expect(email.headers.get('from')).toMatch(/Accounts <accounts@acme\.test>$/);
+  });
+
+  it('sends the browser to the template’s resultUrl once a link has done its work, with the outcome (and the address when asked)', async () => {
+    const saved = await call('PATCH', '/email-templates/verify_email', { resultUrl: 'https://app.example/verified?from=email', includeEmailInRedirect: true });
+    expect(saved.body).toMatchObject({ resultUrl: 'https://app.example/verified?from=email', includeEmailInRedirect: true });
+    const to = await sendVerification();
+    const link = linkIn(await received(globalSmtp, to), `${server.url}/u/email-verification?ticket=`);
+    const first = await fetch(link, { redirect: 'manual' });
+    expect(first.status).toBe(302);
+    const done = new URL(first.headers.get('location')!);
+    expect(`${done.origin}${done.pathname}`).toBe('https://app.example/verified');
+    expect(Object.fromEntries(done.searchParams)).toEqual({ from: 'email', email: to, success: 'true', message: 'Your email was verified. You can continue using the application.' });
+    const again = new URL((await fetch(link, { redirect: 'manual' })).headers.get('location')!);
+    expect(Object.fromEntries(again.searchParams)).toMatchObject({ success: 'false', message: 'This account is already verified.' });
+    const unknown = new URL((await fetch(`${server.url}/u/email-verification?ticket=${'x'.repeat(43)}`, { redirect: 'manual' })).headers.get('location')!);
+    expect(Object.fromEntries(unknown.searchParams)).toEqual({ from: 'email', success: 'false', message: 'User account does not exist or verification code is invalid.' });
+
+    // The reset email's: after the new password is set, without the address (includeEmailInRedirect is off).
+    expect((await call('PATCH', '/email-templates/reset_email', { resultUrl: 'https://app.example/reset-done' })).status).toBe(200);
+    const reset = await fetch(`${server.url}/dbconnections/change_password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: server.server.prepared.bootstrap!.defaultAppClientId, connection: 'Username-Password-Authentication', email: to }),
+    });
+    expect(reset.status).toBe(200);
+    const resetEmail = await globalSmtp.waitFor((e) => e.to.includes(to) && e.text.includes('/u/reset-password/ticket'));
+    const browser = new TestBrowser();
+    const form = readForm(await (await browser.get(linkIn(resetEmail, `${server.url}/u/reset-password/ticket?ticket=`))).text(), server.url);
+    const posted = await browser.post(form.action, { ...form.fields, password: 'New-Password-456', password_confirmation: 'New-Password-456' });
+    expect(posted.status).toBe(303);
+    const changed = await browser.get(new URL(posted.headers.get('location')!, server.url).href);
+    expect(changed.status).toBe(302);
+    const back = new URL(changed.headers.get('location')!);
+    expect(`${back.origin}${back.pathname}`).toBe('https://app.example/reset-done');
+    expect(Object.fromEntries(back.searchParams)).toEqual({ success: 'true', message: 'You can now login to the application with the new password.' });
   });
 });

@@ -5,9 +5,10 @@
  * file, say), is a 400 naming the problem.
  *
  * Fields as the reference: `body`, `from`, `subject` (Liquid too), `urlLifetimeInSeconds` (the link's
- * lifetime), `enabled` (false: the email is not sent), `syntax` (`liquid`). `resultUrl` and
- * `includeEmailInRedirect` are read as null/false and refused when set: the hosted pages end the flow with
- * their own message, and a redirect target stored but never used would pretend.
+ * lifetime), `enabled` (false: the email is not sent), `syntax` (`liquid`), `resultUrl` (an http(s) URL the
+ * browser goes to once the link has done its work, with `success` and `message` as the reference adds them:
+ * login/result-redirect.ts) and `includeEmailInRedirect` (the user's `email` added to it; false unless set, so
+ * an address leaves only where the tenant asked).
  *
  * Only the emails this server sends can be edited: verify_email and reset_email. The reference's other names
  * read as 404 and are refused on write with 501 (not offered): storing them would pretend they are sent.
@@ -29,7 +30,7 @@ const fields = {
   from: Type.Union([Type.String({ minLength: 1, maxLength: 500, pattern: '^[^\\r\\n\\u0000]*$' }), Type.Null()]),
   subject: Type.Union([Type.String({ minLength: 1, maxLength: 500, pattern: '^[^\\r\\n\\u0000]*$' }), Type.Null()]),
   syntax: Type.Literal('liquid'),
-  resultUrl: Type.Union([Type.String({ maxLength: 2048, format: 'uri' }), Type.Null()]),
+  resultUrl: Type.Union([Type.String({ maxLength: 2048, format: 'uri', pattern: '^https?://' }), Type.Null()]),
   urlLifetimeInSeconds: Type.Union([Type.Integer({ minimum: 60, maximum: 30 * 86_400 }), Type.Null()]),
   includeEmailInRedirect: Type.Boolean(),
   enabled: Type.Boolean(),
@@ -82,9 +83,6 @@ class TemplateNotFound extends NotFound {
 /** The stored row after applying `input` to `base` (undefined: a new template), checked. */
 async function merged(tenantId: string, name: string, input: Input, base: EmailTemplateRow | undefined): Promise<EmailTemplateRow> {
   if (input.template !== undefined && input.template !== name) throw new InvalidInput('body', `template: ${input.template} does not match the path (${name})`);
-  // The hosted pages end with their own message; a redirect target stored but never used would pretend.
-  if (input.resultUrl) throw new InvalidInput('body', 'resultUrl: not offered yet (the hosted page ends the flow with its own message); send null');
-  if (input.includeEmailInRedirect) throw new InvalidInput('body', 'includeEmailInRedirect: not offered (there is no redirect); send false');
   for (const [field, source] of [['body', input.body], ['subject', input.subject], ['from', input.from]] as const) {
     if (typeof source !== 'string') continue;
     const problem = await templateProblem(source);

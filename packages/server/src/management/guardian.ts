@@ -14,7 +14,7 @@ import { errorResponses } from '../http/responses.js';
 import { GUARDIAN_FACTOR_NAMES, type GuardianFactorName } from '../mfa/factor.js';
 import { factorEnabled, mfaPolicies, SUPPORTED_FACTORS, type MfaSettings } from '../mfa/policy.js';
 import type { App, Services } from '../services.js';
-import { findTenantById, updateTenant, type Tenant } from '../store/tenants.js';
+import { findTenantById, changeTenantSettings, type Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 
 const FactorName = Type.String({ enum: [...GUARDIAN_FACTOR_NAMES], description: 'The factor' });
@@ -33,7 +33,7 @@ export function registerGuardian(api: App, services: Services): void {
   }
 
   async function save(tenant: Tenant, mfa: MfaSettings): Promise<void> {
-    await updateTenant(db, tenant.id, { settings: { ...tenant.settings, mfa: { ...tenant.settings.mfa, ...mfa } } });
+    await changeTenantSettings(db, tenant.id, (settings) => ({ ...settings, mfa: { ...settings.mfa, ...mfa } }));
     services.tenants.invalidate();
   }
 

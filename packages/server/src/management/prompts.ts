@@ -17,7 +17,7 @@ import { InvalidInput, NotFound, NotOffered } from '../http/errors.js';
 import { asSent, errorResponses } from '../http/responses.js';
 import { isShippedLanguage, promptScreens, SHIPPED_LANGUAGES } from '../login/texts.js';
 import type { App, Services } from '../services.js';
-import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { findTenantById, changeTenantSettings, type Tenant, type TenantSettings } from '../store/tenants.js';
 import { operation } from './operation.js';
 
 const SETTINGS = { universal_login_experience: 'new', identifier_first: false, webauthn_platform_first_factor: false } as const;
@@ -110,15 +110,16 @@ export function registerPrompts(api: App, services: Services): void {
         const unknown = Object.keys(texts).find((key) => !keys.includes(key));
         if (unknown) throw new InvalidInput('body', `${screen}.${unknown}: the ${screen} screen shows ${keys.join(', ')}`);
       }
-      const tenant = await current(request.tenant.id);
-      const customText = structuredClone(tenant.settings.prompts?.custom_text ?? {});
-      const byLanguage = (customText[prompt] ??= {});
       const texts = Object.fromEntries(Object.entries(request.body).filter(([, t]) => Object.keys(t).length > 0));
-      if (Object.keys(texts).length > 0) byLanguage[language] = texts;
-      else delete byLanguage[language];
-      if (Object.keys(byLanguage).length === 0) delete customText[prompt];
-      const settings: TenantSettings = { ...tenant.settings, prompts: { ...tenant.settings.prompts, custom_text: customText } };
-      await updateTenant(db, tenant.id, { settings });
+      const tenant = await changeTenantSettings(db, request.tenant.id, (settings): TenantSettings => {
+        const customText = structuredClone(settings.prompts?.custom_text ?? {});
+        const byLanguage = (customText[prompt] ??= {});
+        if (Object.keys(texts).length > 0) byLanguage[language] = texts;
+        else delete byLanguage[language];
+        if (Object.keys(byLanguage).length === 0) delete customText[prompt];
+        return { ...settings, prompts: { ...settings.prompts, custom_text: customText } };
+      });
+      if (!tenant) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
       services.tenants.invalidate();
       signalTenantChanged(tenant.id);
       return reply.send(texts);

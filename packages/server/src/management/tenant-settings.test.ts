@@ -128,6 +128,30 @@ describe.each(dialects)('Management API tenant settings (%s)', (dialect) => {
     expect(cleared.body).toMatchObject({ friendly_name: 'Acme Identity', universal_login: { colors: { primary: '#0059d6' } }, allow_insecure_webhooks: true });
   });
 
+  it('keeps every part of concurrent writes to the tenant’s settings (tools send several at once)', async () => {
+    const send = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${server.url}/api/v2${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status, `${method} ${path}`).toBe(200);
+    };
+    const read = async (path: string) => (await (await fetch(`${server.url}/api/v2${path}`, { headers: { authorization: `Bearer ${token}` } })).json()) as Json;
+    for (const round of [1, 2, 3]) {
+      await Promise.all([
+        send('PATCH', '/tenants/settings', { support_url: `https://help.example/${round}` }),
+        send('PATCH', '/branding', { logo_url: `https://cdn.example/logo-${round}.png` }),
+        send('PUT', '/prompts/login/custom-text/fr', { login: { title: `Bonjour ${round}` } }),
+        send('PUT', '/prompts/signup/custom-text/en', { signup: { title: `Join ${round}` } }),
+        send('PATCH', '/attack-protection/brute-force-protection', { max_attempts: 10 + round }),
+        send('PATCH', '/attack-protection/suspicious-ip-throttling', { enabled: round % 2 === 0 }),
+      ]);
+      expect((await read('/tenants/settings')).support_url).toBe(`https://help.example/${round}`);
+      expect((await read('/branding')).logo_url).toBe(`https://cdn.example/logo-${round}.png`);
+      expect(await read('/prompts/login/custom-text/fr')).toEqual({ login: { title: `Bonjour ${round}` } });
+      expect(await read('/prompts/signup/custom-text/en')).toEqual({ signup: { title: `Join ${round}` } });
+      expect((await read('/attack-protection/brute-force-protection')).max_attempts).toBe(10 + round);
+      expect((await read('/attack-protection/suspicious-ip-throttling')).enabled).toBe(round % 2 === 0);
+    }
+  });
+
   it('accepts form encoding for scalar fields', async () => {
     const res = await call('PATCH', undefined, { form: 'friendly_name=Formed&session_lifetime=48&allow_insecure_webhooks=true' });
     expect(res.status, res.text).toBe(200);

@@ -21,7 +21,7 @@ import { signalTenantChanged } from '../events/outbox.js';
 import { InvalidInput, NotFound } from '../http/errors.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName } from '../store/connections.js';
-import { findTenantById, updateTenant, type Tenant, type TenantSettings } from '../store/tenants.js';
+import { findTenantById, changeTenantSettings, type Tenant, type TenantSettings } from '../store/tenants.js';
 import { logRetentionDays } from '../logs/writer.js';
 import { operation } from './operation.js';
 import { enabledLanguages, SHIPPED_LANGUAGES } from '../login/texts.js';
@@ -169,11 +169,13 @@ export function registerTenantSettings(api: App, services: Services): void {
           throw new InvalidInput('body', `default_directory: no database connection named ${JSON.stringify(patch.default_directory)}`);
         }
       }
-      const settings = applyPatch(tenant.settings, patch);
-      await updateTenant(db, tenant.id, { settings, ...(patch.friendly_name !== undefined && { friendlyName: patch.friendly_name }) });
+      const changed = await changeTenantSettings(db, tenant.id, (settings) => applyPatch(settings, patch), {
+        ...(patch.friendly_name !== undefined && { friendlyName: patch.friendly_name }),
+      });
+      if (!changed) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
       services.tenants.invalidate();
       signalTenantChanged(tenant.id);
-      return present({ ...tenant, settings, friendlyName: patch.friendly_name ?? tenant.friendlyName });
+      return present(changed);
     },
   });
 }

@@ -37,3 +37,15 @@ export async function removeOrganizationClientGrant(db: Kysely<Database>, tenant
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
+
+/** Whether the grant is associated with the organization (machine-to-machine access to it). */
+export async function organizationHasClientGrant(db: Kysely<Database>, tenantId: string, organizationId: string, grantId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('organization_client_grants')
+    .select('grant_id')
+    .where('tenant_id', '=', tenantId)
+    .where('organization_id', '=', organizationId)
+    .where('grant_id', '=', grantId)
+    .executeTakeFirst();
+  return row !== undefined;
+}

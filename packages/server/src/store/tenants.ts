@@ -182,6 +182,30 @@ export async function updateTenant(db: Kysely<Database>, id: string, patch: Tena
     .execute();
 }
 
+/**
+ * Rewrites the tenant's settings as `change` makes them from the stored ones, in one transaction that holds the
+ * tenant's row: settings are one document, and writers of different parts of it run concurrently
+ * (auth0-deploy-cli sends its attack-protection PATCHes and prompt texts three at a time). Reading the tenant
+ * outside the lock and writing the whole document back would put back what the other writer just changed.
+ * Undefined when the tenant does not exist; otherwise the tenant as written.
+ */
+export async function changeTenantSettings(
+  db: Kysely<Database>,
+  id: string,
+  change: (settings: TenantSettings, tenant: Tenant) => TenantSettings,
+  patch: Omit<TenantPatch, 'settings'> = {},
+): Promise<Tenant | undefined> {
+  const write = async (trx: Kysely<Database>): Promise<Tenant | undefined> => {
+    await lockTenant(trx, id);
+    const tenant = await findTenantById(trx, id);
+    if (!tenant) return undefined;
+    const settings = change(tenant.settings, tenant);
+    await updateTenant(trx, id, { ...patch, settings });
+    return { ...tenant, settings, ...(patch.friendlyName !== undefined && { friendlyName: patch.friendlyName }) };
+  };
+  return db.isTransaction ? write(db) : db.transaction().execute(write);
+}
+
 /** Makes `domain` select `tenantId`. Throws if another tenant owns it, so no host is ever shared. */
 export async function addTenantDomain(db: Kysely<Database>, tenantId: string, domain: string, now = Date.now()): Promise<void> {
   const name = normalizeDomain(domain);

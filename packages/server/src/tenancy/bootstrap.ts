@@ -271,6 +271,7 @@ async function ensureDatabaseConnection(store: Store, tenant: Tenant, tenantIsNe
         brute_force_protection: true,
         requires_username: false,
         disable_signup: false,
+        disable_self_service_change_password: false,
       },
     };
     await insertConnection(store.db, connection, enableFor);

@@ -16,6 +16,7 @@ import { NOT_OFFERED } from '../management/not-offered.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
+import { saveEmailTemplate } from '../store/email-settings.js';
 
 export const PASSWORD = 'correct horse battery staple 42';
 
@@ -789,6 +790,28 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('console setup, mismatch', form(setup.pathname, { ticket: setupTicket, email: 'admin@example.com', password: PASSWORD, password_confirmation: 'other' }), 303);
   await expectStatus('console setup, bad', form(setup.pathname, { ticket: 'nope', password: PASSWORD, password_confirmation: PASSWORD }), 400);
   await expectStatus('console setup page, bad', get(`${setup.pathname}?ticket=nope`), 400);
+  // With the templates' "Redirect To" (resultUrl), the same two pages send the browser there. The rows are written
+  // and removed directly: the Management API examples of email templates expect none saved.
+  const db = test.server.prepared.store.db;
+  const tenantId = test.server.prepared.bootstrap!.tenant.id;
+  const templateRow = (template: string) => ({
+    tenant_id: tenantId,
+    template,
+    body: '<p>{{ url }}</p>',
+    from_address: null,
+    subject: null,
+    result_url: 'https://app.example/done',
+    url_lifetime_in_seconds: null,
+    include_email_in_redirect: 0,
+    enabled: 1,
+    created_at: Date.now(),
+    updated_at: Date.now(),
+  });
+  await saveEmailTemplate(db, templateRow('verify_email'));
+  await saveEmailTemplate(db, templateRow('reset_email'));
+  await expectStatus('email verification, to the resultUrl', get(new URL(verification).pathname + new URL(verification).search), 302);
+  await expectStatus('reset ticket page, changed, to the resultUrl', resetter.get(new URL(changed.headers.get('location')!, base).href), 302);
+  await db.deleteFrom('email_templates').where('tenant_id', '=', tenantId).execute();
   // A consent page whose session has ended sends the browser back to finish (and so to log in again).
   const unasked = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid profile email' })}`);
   const unaskedState = new URL(unasked.headers.get('location')!, base).searchParams.get('state')!;

@@ -3,7 +3,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../crypto/ids.js';
 import { insertResourceServer } from '../../store/resource-servers.js';
-import { startTestServer, type TestServer } from '../../test-support/server.js';
+import { managementToken, startTestServer, type TestServer } from '../../test-support/server.js';
 
 describe('POST /oauth/token with client_credentials', () => {
   let server: TestServer;
@@ -60,6 +60,42 @@ describe('POST /oauth/token with client_credentials', () => {
     const res = await post({ ...admin(), ...override });
     expect(res.status).toBe(status);
     expect(await res.json()).toEqual({ error, error_description: expect.any(String) });
+  });
+
+  it('scopes a token to an organization as the grant allows (organization_usage, associations, allow_any_organization)', async () => {
+    const token = await managementToken(server);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${server.url}/api/v2${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      expect(res.status, `${method} ${path}`).toBeLessThan(300);
+      return (res.status === 204 ? {} : await res.json()) as Record<string, string>;
+    };
+    const identifier = 'https://org-orders.example/';
+    await api('POST', '/resource-servers', { identifier, name: 'Orders', scopes: [{ value: 'read:orders' }] });
+    const worker = await api('POST', '/clients', { name: 'Org worker', app_type: 'non_interactive' });
+    const grant = await api('POST', '/client-grants', { client_id: worker.client_id, audience: identifier, scope: ['read:orders'], organization_usage: 'allow' });
+    const acme = await api('POST', '/organizations', { name: 'acme' });
+    const other = await api('POST', '/organizations', { name: 'other' });
+    await api('POST', `/organizations/${acme.id}/client-grants`, { grant_id: grant.id });
+    const ask = async (organization?: string) => {
+      const res = await post({ grant_type: 'client_credentials', client_id: worker.client_id!, client_secret: worker.client_secret!, audience: identifier, ...(organization !== undefined && { organization }) });
+      const body = (await res.json()) as { access_token?: string; error?: string };
+      return { status: res.status, error: body.error, org_id: body.access_token ? (JSON.parse(Buffer.from(body.access_token.split('.')[1]!, 'base64url').toString()) as { org_id?: string }).org_id : undefined };
+    };
+    expect(await ask()).toEqual({ status: 200, error: undefined, org_id: undefined });
+    expect(await ask(acme.id)).toEqual({ status: 200, error: undefined, org_id: acme.id });
+    expect(await ask('acme')).toEqual({ status: 200, error: undefined, org_id: acme.id });
+    expect(await ask(other.id)).toMatchObject({ status: 403, error: 'access_denied' });
+    expect(await ask('org_unknown1234567890')).toMatchObject({ status: 403, error: 'access_denied' });
+    await api('PATCH', `/client-grants/${grant.id}`, { organization_usage: 'require', allow_any_organization: true });
+    expect(await ask()).toMatchObject({ status: 400, error: 'invalid_request' });
+    expect(await ask(other.id)).toEqual({ status: 200, error: undefined, org_id: other.id });
+    await api('PATCH', `/client-grants/${grant.id}`, { organization_usage: 'deny', allow_any_organization: false });
+    expect(await ask(acme.id)).toMatchObject({ status: 400, error: 'invalid_request' });
+    expect(await ask()).toEqual({ status: 200, error: undefined, org_id: undefined });
   });
 
   it('refuses an API the client holds no grant for', async () => {

@@ -46,6 +46,7 @@ const TokenRequest = Type.Object(
     password: Type.Optional(Type.String({ maxLength: 1000 })),
     realm: Type.Optional(Type.String({ maxLength: 200 })),
     otp: Type.Optional(Type.String({ maxLength: 100 })),
+    organization: Type.Optional(Type.String({ maxLength: 200, description: 'client_credentials: an organization id or name the token is for (org_id), as the client grant allows' })),
   },
   // OAuth: unknown parameters are ignored (RFC 6749 §3.2).
   { additionalProperties: true },
