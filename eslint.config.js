@@ -17,7 +17,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['packages/client/src/**/*.ts', 'examples/**/*.js'],
+    files: ['packages/client/src/**/*.ts', 'packages/console/src/**/*.{ts,tsx}', 'examples/**/*.js'],
     languageOptions: { globals: { ...globals.browser } },
   },
 );

@@ -2,7 +2,8 @@
  * Tenant logs through the unmodified auth0@7 ManagementClient (https rewritten to this server by a custom fetch,
  * as in auth0-management.test.ts): the SDK's own client-credentials token request (`seccft`), its Management API
  * changes (`sapi`), and a wrong password at the password-realm grant (`fp`) are read back with `logs.list`
- * (its `search` parameter, its default include_totals paging), `logs.get` and `users.logs.list`.
+ * (its `search` parameter, its default include_totals paging), `logs.get` and `users.logs.list`; then the
+ * `logStreams` sub-client's whole lifecycle of an http stream, and the `stats` sub-client's two reads.
  */
 import { ManagementClient } from 'auth0';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,5 +72,49 @@ describe('auth0@7 logs sub-clients', () => {
     for await (const log of await management.logs.list({ per_page: 2 })) walked.push(log.log_id!);
     expect(walked.length).toBeGreaterThanOrEqual(5);
     expect(new Set(walked).size).toBe(walked.length);
+  });
+});
+
+describe('auth0@7 logStreams and stats sub-clients', () => {
+  let server: TestServer;
+  let management: ManagementClient;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const domain = new URL(server.url).host;
+    const rewrite: typeof fetch = (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      return fetch(url.replace(`https://${domain}`, server.url), init);
+    };
+    management = new ManagementClient({ domain, clientId: server.admin.client_id, clientSecret: server.admin.client_secret, audience: `${server.url}/api/v2/`, fetch: rewrite });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('creates, lists, gets, updates and deletes an http log stream', async () => {
+    const created = await management.logStreams.create({
+      name: 'sdk stream',
+      type: 'http',
+      sink: { httpEndpoint: 'http://127.0.0.1:9/logs', httpContentFormat: 'JSONARRAY', httpAuthorization: 'Bearer sdk-secret' },
+      filters: [{ type: 'category', name: 'auth.login.fail' }],
+    });
+    expect(created).toMatchObject({ name: 'sdk stream', type: 'http', status: 'active', sink: { httpEndpoint: 'http://127.0.0.1:9/logs', httpContentFormat: 'JSONARRAY' } });
+    expect(JSON.stringify(created)).not.toContain('sdk-secret');
+    const id = created.id!;
+    const listed = await management.logStreams.list();
+    expect(listed.map((s) => s.id)).toEqual([id]);
+    expect(await management.logStreams.get(id)).toMatchObject({ id, name: 'sdk stream' });
+    expect(await management.logStreams.update(id, { status: 'paused', name: 'sdk stream 2' })).toMatchObject({ status: 'paused', name: 'sdk stream 2' });
+    await management.logStreams.delete(id);
+    expect(await management.logStreams.list()).toEqual([]);
+  });
+
+  it('reads active users and daily stats', async () => {
+    const active = await management.stats.getActiveUsersCount();
+    expect(active).toBe(0);
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+    const daily = await management.stats.getDaily({ from: today, to: today });
+    expect(Array.isArray(daily)).toBe(true);
   });
 });

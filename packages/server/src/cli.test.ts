@@ -1,5 +1,6 @@
 /** The `gatehouse` command as a user runs it: built JS in a child process, real ports, real signals. */
 import https from 'node:https';
+import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,7 +106,7 @@ describe('gatehouse CLI', () => {
     const env = { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1', GATEHOUSE_WORKERS: '2' };
     const run = await start(env);
     expect(run.output()).toContain('2 workers');
-    // Workers come up after the banner; wait until they answer (however long a loaded machine takes).
+    // The banner comes once the first worker listens; wait until the server answers (however long a loaded machine takes).
     await expect.poll(async () => (await fetch(`http://localhost:${port}/readyz`).catch(() => undefined))?.status, { interval: 100 }).toBe(200);
     const statuses = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://localhost:${port}/.well-known/jwks.json`).then((r) => r.status)));
     expect(statuses.every((s) => s === 200)).toBe(true);
@@ -138,6 +139,22 @@ describe('gatehouse CLI for a newcomer and an operator (issues #18, #19)', () =>
     const second = await runCliToEnd(['start'], { ...env, GATEHOUSE_DATA_DIR: dataDir() });
     expect(second.code).toBe(1);
     expect(second.output.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Port ${port} is already in use .*PORT=${port + 1} `))]);
+  });
+
+  it('with several workers, a port in use stops the server with the same one line instead of restarting workers', async () => {
+    const port = await freePort();
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      // Before the fix the primary replaced each failing worker forever: this never exited.
+      const run = runCli(['start'], { GATEHOUSE_DATA_DIR: dataDir(), PORT: String(port), HOST: '127.0.0.1', GATEHOUSE_WORKERS: '2' });
+      running.push(run);
+      expect((await run.exited).code).toBe(1);
+      // One line, as without workers: no banner (nothing listened), no line per worker, no restart notices.
+      expect(run.output().trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^Port ${port} is already in use \\(127\\.0\\.0\\.1:${port}\\).*PORT=${port + 1} `))]);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('never prints an admin secret the operator supplied, and says where it came from', async () => {

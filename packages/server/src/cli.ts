@@ -56,7 +56,15 @@ function banner(config: Config, result: BootstrapResult): string {
     `  Health:           ${tenant.baseUrl}/healthz  ${tenant.baseUrl}/readyz`,
     `  Listening on:     ${config.host}:${config.port} (${config.hostSource})`,
     `  Management API:   ${managementAudience}`,
+    `  Admin console:    ${tenant.baseUrl}/console/`,
   ];
+  if (result.console.setupUrl) {
+    lines.push(
+      '',
+      '  No console admin yet. Open this one-time link (valid 24 hours) to choose your password and open the console:',
+      `    ${result.console.setupUrl}`,
+    );
+  }
   if (admin.fromEnvironment) {
     lines.push('', `  Admin client:     ${admin.client_id}, ${admin.created ? 'created ' : ''}from GATEHOUSE_ADMIN_CLIENT_ID / GATEHOUSE_ADMIN_CLIENT_SECRET (its secret is yours; not shown)`);
   } else if (admin.created && admin.client_secret && admin.file) {
@@ -114,19 +122,34 @@ async function start(args: string[]): Promise<void> {
     relayClusterChanges();
     for (let i = 0; i < config.workers; i++) cluster.fork();
     let stopping = false;
+    const stop = (exitCode: number) => {
+      stopping = true;
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+      cluster.disconnect(() => process.exit(exitCode));
+    };
+    // Running means a worker listens: the banner waits for that, and only a worker that listened is replaced when
+    // it dies. One that dies before listening (the port is taken, say) would die again: the whole server stops.
+    const listened = new Set<number>();
+    cluster.on('listening', (worker) => {
+      if (listened.size === 0) console.log(banner(config, prepared.bootstrap!));
+      listened.add(worker.id);
+    });
     cluster.on('exit', (worker, code) => {
       if (stopping) return;
+      if (!listened.has(worker.id)) {
+        console.error(
+          code === PORT_IN_USE_EXIT
+            ? portInUse({ code: 'EADDRINUSE', port: config.port, address: config.host })
+            : `A worker exited (${code}) before it listened; stopping`,
+        );
+        stop(1);
+        return;
+      }
       console.error(`worker ${worker.process.pid} exited (${code}); starting another`);
       cluster.fork();
     });
-    const stop = () => {
-      stopping = true;
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-      cluster.disconnect(() => process.exit(0));
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    console.log(banner(config, prepared.bootstrap!));
+    process.once('SIGTERM', () => stop(0));
+    process.once('SIGINT', () => stop(0));
     return;
   }
 
@@ -294,6 +317,12 @@ function version(): string {
   return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
+/**
+ * How a worker tells the primary that the port is taken: the primary prints the line once (not once per worker)
+ * and stops instead of starting another worker that would fail the same way. 98 is Linux's EADDRINUSE.
+ */
+const PORT_IN_USE_EXIT = 98;
+
 /** A port another process holds: one line that says which, and what to do, instead of a stack. */
 function portInUse(err: unknown): string | undefined {
   const { code, port, address } = err as { code?: unknown; port?: unknown; address?: unknown };
@@ -305,6 +334,7 @@ function portInUse(err: unknown): string | undefined {
 main(process.argv.slice(2)).catch((err: unknown) => {
   const inUse = portInUse(err);
   if (inUse) {
+    if (cluster.isWorker) process.exit(PORT_IN_USE_EXIT);
     console.error(inUse);
     process.exit(1);
   }

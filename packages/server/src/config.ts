@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { parseDevelopmentKeys, SOCIAL_PRESETS, type DevelopmentKeyRing } from './federation/development-keys.js';
 
 export interface Config {
   port: number;
@@ -41,6 +42,8 @@ export interface Config {
   trustedProxies: string[];
   /** The SMS gateway used by sms connections that name none of their own (`gateway_url`). */
   smsGatewayUrl: string | undefined;
+  /** Social presets' shared development keys (federation/development-keys.ts). Never logged. */
+  developmentKeys: DevelopmentKeyRing;
   /** The largest users file POST /api/v2/jobs/users-imports (and `gatehouse users import`) accepts, in bytes. */
   importMaxBytes: number;
   /**
@@ -54,6 +57,11 @@ export interface Config {
    * (every commit waits for fsync). Not used on PostgreSQL.
    */
   sqliteSynchronous: SqliteSynchronous;
+  /**
+   * GATEHOUSE_METRICS_TOKEN: a bearer token that lets any address read GET /metrics. Without it only loopback
+   * callers may (the socket's address, never X-Forwarded-For). Never logged.
+   */
+  metricsToken: string | undefined;
 }
 
 export type SqliteSynchronous = 'normal' | 'full';
@@ -88,9 +96,11 @@ const KEYS = [
   'GATEHOUSE_DEV_MAILBOX',
   'GATEHOUSE_TRUSTED_PROXIES',
   'GATEHOUSE_SMS_GATEWAY_URL',
+  'GATEHOUSE_DEVELOPMENT_KEYS',
   'GATEHOUSE_IMPORT_MAX_BYTES',
   'GATEHOUSE_KEEP_ALIVE_TIMEOUT',
   'GATEHOUSE_SQLITE_SYNCHRONOUS',
+  'GATEHOUSE_METRICS_TOKEN',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -308,13 +318,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     devMailbox: overrides.devMailbox ?? devMailbox(raw('GATEHOUSE_DEV_MAILBOX'), smtp, resolvedPublicUrl),
     trustedProxies: overrides.trustedProxies ?? trustedProxies(raw('GATEHOUSE_TRUSTED_PROXIES')),
     smsGatewayUrl: overrides.smsGatewayUrl ?? smsGatewayUrl(raw('GATEHOUSE_SMS_GATEWAY_URL')),
+    developmentKeys: overrides.developmentKeys ?? developmentKeys(raw('GATEHOUSE_DEVELOPMENT_KEYS')),
     importMaxBytes:
       overrides.importMaxBytes ?? integer('GATEHOUSE_IMPORT_MAX_BYTES', raw('GATEHOUSE_IMPORT_MAX_BYTES') ?? String(DEFAULT_IMPORT_MAX_BYTES), 1024, 16 * 1024 ** 3),
     keepAliveTimeoutMs:
       overrides.keepAliveTimeoutMs ??
       1000 * integer('GATEHOUSE_KEEP_ALIVE_TIMEOUT', raw('GATEHOUSE_KEEP_ALIVE_TIMEOUT') ?? String(DEFAULT_KEEP_ALIVE_TIMEOUT_SECONDS), 1, 3600),
     sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
+    metricsToken: overrides.metricsToken ?? metricsToken(raw('GATEHOUSE_METRICS_TOKEN')),
   };
+}
+
+function metricsToken(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  // The message never repeats the value.
+  if (value.length < 16 || !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError('GATEHOUSE_METRICS_TOKEN: at least 16 printable characters, no spaces');
+  return value;
+}
+
+function developmentKeys(value: string | undefined): DevelopmentKeyRing {
+  const parsed = parseDevelopmentKeys(value, SOCIAL_PRESETS);
+  if (typeof parsed === 'string') throw new ConfigError(parsed);
+  return parsed;
 }
 
 function sqliteSynchronous(value: string | undefined): SqliteSynchronous {

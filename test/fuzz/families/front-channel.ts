@@ -1,7 +1,7 @@
 /**
- * The browser-facing routes: query strings at /authorize, logout and verify_redirect, form bodies at POST
- * /authorize and the hosted pages, each with forged cookies. Their answers are pages and redirects; errors are
- * the error page or the family's JSON, never a 5xx.
+ * The browser-facing routes: query strings at /authorize, logout, verify_redirect and /login/callback, form
+ * bodies at POST /authorize, /login/callback and the hosted pages, each with forged cookies. Their answers are
+ * pages and redirects; errors are the error page or the family's JSON, never a 5xx.
  */
 import fc from 'fast-check';
 import { cookieHeader, field, formText, hostileText } from '../grammars/index.js';
@@ -34,6 +34,8 @@ const GET_ROUTES = (context: FuzzContext): Record<string, Record<string, fc.Arbi
   '/oidc/logout': { id_token_hint: field(), client_id: field(context.clientId), post_logout_redirect_uri: field('https://app.example/'), state: field() },
   '/passwordless/verify_redirect': { ...AUTHORIZE(context), token: field(), verification_code: field('123456'), email: field('fuzz@example.com') },
   '/u/login': { state: field() },
+  '/u/login/federated': { state: field(), connection: field('Username-Password-Authentication', 'fuzz-oidc') },
+  '/login/callback': CALLBACK,
   '/u/signup': { state: field() },
   '/u/consent': { state: field() },
   '/u/reset-password': { state: field() },
@@ -42,7 +44,18 @@ const GET_ROUTES = (context: FuzzContext): Record<string, Record<string, fc.Arbi
   '/u/unblock': { ticket: field() },
 });
 
+/** An upstream identity provider's answer at /login/callback (federation). */
+const CALLBACK: Record<string, fc.Arbitrary<string>> = {
+  state: field(),
+  code: field(),
+  id_token: field('eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.'),
+  iss: field('http://127.0.0.1:9'),
+  error: field('access_denied'),
+  error_description: field(),
+};
+
 const FORMS: Record<string, Record<string, fc.Arbitrary<string>>> = {
+  '/login/callback': CALLBACK,
   '/u/login': { transaction: field(), _csrf: field(), username: field('fuzz@example.com'), password: field() },
   '/u/signup': { transaction: field(), _csrf: field(), email: field('fuzz@example.com'), username: field(), password: field() },
   '/u/consent': { transaction: field(), _csrf: field(), decision: field('accept', 'deny') },
@@ -53,7 +66,7 @@ const FORMS: Record<string, Record<string, fc.Arbitrary<string>>> = {
 
 export const frontChannel: Family<FuzzRequest> = {
   name: 'front-channel',
-  summary: 'query strings (/authorize, logout, verify_redirect, /u/* links) and form bodies (POST /authorize, /u/*, /co/verify), forged cookies',
+  summary: 'query strings (/authorize, logout, verify_redirect, /u/* links, /login/callback) and form bodies (POST /authorize, /u/*, /co/verify, /login/callback), forged cookies',
   arbitrary: (context) => {
     const gets = GET_ROUTES(context);
     const forms = { ...FORMS, '/authorize': AUTHORIZE(context) };

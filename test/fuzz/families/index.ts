@@ -11,5 +11,6 @@ import { frontChannel } from './front-channel.js';
 import { httpEdge } from './http-edge.js';
 import { management } from './management.js';
 import { queryComplexity } from './query-complexity.js';
+import { saml } from './saml.js';
 
-export const FAMILIES: Family<never>[] = [attackProtectionRace, authentication, dbconnections, frontChannel, bearerTokens, httpEdge, queryComplexity, management] as unknown as Family<never>[];
+export const FAMILIES: Family<never>[] = [attackProtectionRace, authentication, dbconnections, frontChannel, saml, bearerTokens, httpEdge, queryComplexity, management] as unknown as Family<never>[];

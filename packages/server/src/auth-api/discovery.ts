@@ -44,6 +44,7 @@ const DiscoveryDocument = Type.Object(
     revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
     claims_supported: Type.Array(Type.String()),
     dpop_signing_alg_values_supported: Type.Array(Type.String()),
+    tls_client_certificate_bound_access_tokens: Type.Boolean(),
   },
   { additionalProperties: true, description: 'Authorization server metadata' },
 );
@@ -84,6 +85,8 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     claims_supported: [...ID_TOKEN_CLAIMS],
     // RFC 9449 (crypto/dpop.ts): DPoP proofs at the token, PAR and userinfo endpoints.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    // RFC 8705 §3.3 (auth-api/sender-constraint.ts): certificate-bound tokens behind a trusted mTLS edge.
+    tls_client_certificate_bound_access_tokens: true,
   };
 }
 

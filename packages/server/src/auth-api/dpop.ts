@@ -6,9 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { currentNonce, DPOP_ALGS, DpopProofError, verifyDpopProof, type VerifiedProof } from '../crypto/dpop.js';
-import { InvalidRequest, ProtocolError } from '../http/errors.js';
+import { ProtocolError } from '../http/errors.js';
 import type { Services } from '../services.js';
-import type { Client } from '../store/clients.js';
 
 export const DPOP_NONCE_HEADER = 'dpop-nonce';
 
@@ -64,30 +63,4 @@ export async function proofAtResource(services: Services, request: FastifyReques
     if (error.reason === 'nonce') throw new DpopResourceError('use_dpop_nonce', error.message, nonce);
     throw new DpopResourceError('invalid_dpop_proof', error.message, nonce);
   }
-}
-
-/** A client with `require_proof_of_possession` gets only sender-constrained tokens (here: DPoP). */
-export function requireProofIfAsked(client: Client, proof: VerifiedProof | undefined): void {
-  if (client.require_proof_of_possession === true && !proof) {
-    throw new InvalidRequest('The application requires proof of possession: send a DPoP proof (RFC 9449)');
-  }
-}
-
-/**
- * An API (resource server) with `proof_of_possession: { required: true }` (the reference's field) gets only
- * DPoP-bound access tokens; `mechanism: "mtls"` cannot be met here yet (mTLS-bound tokens are not issued), so
- * such an API gets no token at all rather than a bearer one.
- */
-export async function requireProofForApi(services: Pick<Services, 'configCache'>, tenantId: string, audience: string | null, dpopJkt: string | undefined): Promise<void> {
-  if (audience === null) return;
-  const api = await services.configCache.resourceServer(tenantId, audience);
-  const pop = api?.proof_of_possession as { mechanism?: unknown; required?: unknown } | null | undefined;
-  if (pop?.required !== true) return;
-  if (pop.mechanism === 'mtls') throw new InvalidRequest('The API requires mTLS-bound tokens, which this server does not issue yet');
-  if (dpopJkt === undefined) throw new InvalidRequest('The API requires DPoP-bound access tokens: send a DPoP proof (RFC 9449)');
-}
-
-/** What an access token bound to `proof` adds (RFC 9449 §6.1), and how it is typed in the response. */
-export function binding(proof: VerifiedProof | undefined): { claims: { cnf?: { jkt: string } }; tokenType: 'Bearer' | 'DPoP' } {
-  return proof ? { claims: { cnf: { jkt: proof.jkt } }, tokenType: 'DPoP' } : { claims: {}, tokenType: 'Bearer' };
 }

@@ -14,6 +14,7 @@ import { sendErrorPage } from '../login/error-page.js';
 import { sendHostedPage } from '../login/hosted-page.js';
 import { renderMessagePage } from '../login/pages/message.js';
 import { endSession } from '../login/session.js';
+import { federatedLogoutUrl } from '../federation/logout.js';
 import { recordLogout, type LogoutFacts } from '../logs/logouts.js';
 import type { App, Services } from '../services.js';
 import type { Client } from '../store/clients.js';
@@ -54,10 +55,10 @@ export function registerLogout(app: App, services: Services): void {
         querystring: frontChannelParameters({
           client_id: "The application whose Allowed Logout URLs returnTo must be in (the tenant's without it)",
           returnTo: 'Where to go after logging out; without it, the application\'s first Allowed Logout URL or the logged-out page',
-          federated: 'Accepted and ignored: there are no federated connections yet',
+          federated: "A bare flag: also end the session at the user's upstream identity provider (OIDC end-session endpoint), which then sends the browser on to returnTo",
         }),
       }),
-      response: { 200: LOGGED_OUT, 302: redirect('To returnTo, or to the application\'s first Allowed Logout URL'), 400: REFUSED },
+      response: { 200: LOGGED_OUT, 302: redirect("To returnTo, or to the application's first Allowed Logout URL; with federated, to the upstream identity provider's end-session endpoint first"), 400: REFUSED },
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -70,17 +71,21 @@ export function registerLogout(app: App, services: Services): void {
       logged.client = client;
       const allowed = client ? client.allowed_logout_urls : (request.tenant.settings.allowed_logout_urls ?? []);
       const returnTo = params.returnTo;
+      let target: string | undefined;
       if (returnTo === undefined || returnTo === '') {
-        const first = client ? allowed[0] : undefined;
-        recordLogout(services, request, logged);
-        return first ? reply.redirect(first, 302) : loggedOut(reply, request);
-      }
-      if (!allowed.includes(returnTo)) {
+        target = client ? allowed[0] : undefined;
+      } else if (!allowed.includes(returnTo)) {
         const where = client ? "the application's Allowed Logout URLs" : "the tenant's Allowed Logout URLs (no client_id was given)";
         throw new InvalidRequest(`The returnTo URL is not in ${where}: ${returnTo.slice(0, 300)}`);
+      } else {
+        target = returnTo;
       }
       recordLogout(services, request, logged);
-      return reply.redirect(returnTo, 302);
+      // `federated` is a bare flag (`&federated`); `federated=false` is not asking.
+      const federated = params.federated !== undefined && params.federated !== 'false' && logged.userId !== undefined;
+      const upstream = federated ? await federatedLogoutUrl(services, request, logged.userId!, target) : undefined;
+      if (upstream) return reply.redirect(upstream.href, 302);
+      return target ? reply.redirect(target, 302) : loggedOut(reply, request);
     } catch (error) {
       recordLogout(services, request, logged, error);
       if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);

@@ -16,6 +16,7 @@ import { findAccessTokenSubject } from '../store/revoked-access-tokens.js';
 import type { Tenant } from '../store/tenants.js';
 import type { UserProfile } from '../store/users.js';
 import { DpopResourceError, proofAtResource } from './dpop.js';
+import { certificateMismatch } from './sender-constraint.js';
 import { userClaims } from './user-tokens/claims.js';
 import { InvalidToken } from './user-tokens/errors.js';
 import { userinfoAudience } from './user-tokens/scopes.js';
@@ -64,9 +65,12 @@ async function verifiedPayload(services: Services, tenant: Tenant, token: string
 
 /**
  * A DPoP-bound token (`cnf.jkt`) is taken only with the DPoP scheme and a proof of its key with `ath`; as a
- * Bearer token it is refused (RFC 9449 §7.2), and an unbound token under the DPoP scheme is refused too.
+ * Bearer token it is refused (RFC 9449 §7.2), and an unbound token under the DPoP scheme is refused too. A
+ * certificate-bound token (`cnf["x5t#S256"]`) is taken only with the same client certificate (RFC 8705 §3).
  */
 async function checkSenderConstraint(services: Services, request: FastifyRequest, token: string, payload: JWTPayload, scheme: 'Bearer' | 'DPoP'): Promise<void> {
+  const mismatch = certificateMismatch(request, payload);
+  if (mismatch) throw new InvalidToken(mismatch);
   const jkt = boundKey(payload);
   if (scheme === 'Bearer') {
     if (jkt !== undefined) throw new InvalidToken('The access token is DPoP-bound: send it with the DPoP scheme and a proof');

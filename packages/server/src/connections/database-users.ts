@@ -16,7 +16,6 @@ import type { Tenant } from '../store/tenants.js';
 import { findPrimaryUser, findUserInConnection, insertUser, newUser, recordLogin, replacePasswordHash, type User } from '../store/users.js';
 import { checkPassword, passwordPolicyText, type PasswordCheck, type PasswordPolicyOptions } from './password-policy.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
-import { findTenantById } from '../store/tenants.js';
 import { checkBreachedPasswordAtSignup } from '../protection/checks.js';
 import { isEmailAddress, normalizeEmail } from './email-address.js';
 import { answerFailureInEqualTime, recordPasswordCheck } from './login-timing.js';
@@ -146,15 +145,18 @@ const USERNAME_CHARACTERS = /^[A-Za-z0-9_+\-.!#$'^`~@]+$/;
  * Creates a database user from a signup form (hosted page or /dbconnections/signup). Of several problems the
  * one reported is the one to act on first (#19): the address and username as typed, then an account that
  * already exists (log in instead: nothing else matters then), then the password policy, then a breached password.
+ * `tenant` is the tenant as the request sees it (request.tenant), so the verification email's link goes to the
+ * host the signup came on (a custom domain, say).
  */
 export async function signUpWithPassword(
   services: Services,
+  tenant: Tenant,
   connection: Connection,
   input: { email: string; password: string; username?: string | undefined } & SignupProfile,
   context: EventContext,
   now = Date.now(),
 ): Promise<SignupResult> {
-  const result = await createDatabaseUser(services, connection, input, context, now);
+  const result = await createDatabaseUser(services, tenant, connection, input, context, now);
   recordSignupFailure(services, connection, input, context, result);
   return result;
 }
@@ -187,10 +189,39 @@ function originOf(context: EventContext): RequestOrigin {
   return { ip: context.ip ?? null, user_agent: context.user_agent ?? null, hostname: context.hostname ?? null };
 }
 
+export function newDatabaseUserId(): string {
+  return `auth0|${randomHex(24)}`;
+}
+
+/**
+ * Whether `email` could sign up on `connection` (a valid address, no account with it yet): asked before a
+ * passkey is made for the account, so the person is not sent through that for nothing.
+ */
+export async function passkeySignupRefusal(services: Services, connection: Connection, email: string): Promise<Exclude<SignupResult, { outcome: 'ok' }> | undefined> {
+  if (databaseOptions(connection).disable_signup) return { outcome: 'disabled' };
+  const normalized = normalizeEmail(email);
+  if (!isEmailAddress(normalized)) return { outcome: 'invalid', message: 'Enter a valid email address, such as name@example.com.' };
+  const taken = await takenIdentifier(services, connection, normalized, null);
+  return taken ? { outcome: 'exists', by: taken } : undefined;
+}
+
+/**
+ * Creates a database user without a password, whose first credential is a passkey (`userId` chosen ahead);
+ * `tenant` as the request sees it (the verification link's host).
+ */
+export async function signUpWithPasskey(services: Services, tenant: Tenant, connection: Connection, input: { email: string; userId: string }, context: EventContext, now = Date.now()): Promise<SignupResult> {
+  const result = await createDatabaseUser(services, tenant, connection, input, context, now);
+  recordSignupFailure(services, connection, input, context, result);
+  return result;
+}
+
+/** `tenant` as the signup's request sees it: the verification link goes to the host the user signed up on. */
 async function createDatabaseUser(
   services: Services,
+  tenant: Tenant,
   connection: Connection,
-  input: { email: string; password: string; username?: string | undefined } & SignupProfile,
+  /** No password: a passkey signup, whose user id was chosen before the passkey was made for it. */
+  input: ({ email: string; password: string; username?: string | undefined } | { email: string; password?: undefined; username?: undefined; userId: string }) & SignupProfile,
   context: EventContext,
   now: number,
 ): Promise<SignupResult> {
@@ -213,19 +244,20 @@ async function createDatabaseUser(
   );
   const taken = await takenIdentifier(services, connection, email, username);
   if (taken) return { outcome: 'exists', by: taken };
-  const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
-  if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
-  if ((await checkBreachedPasswordAtSignup(services, connection, input.password)) === 'password_leaked') return { outcome: 'password_leaked' };
+  if (input.password !== undefined) {
+    const check = checkPassword(input.password, options, { email, username, ...profile, user_metadata: user_metadata ?? null });
+    if (!check.ok) return { outcome: 'password_rejected', message: check.message, policy: passwordPolicyText(options), check };
+    if ((await checkBreachedPasswordAtSignup(services, connection, input.password)) === 'password_leaked') return { outcome: 'password_leaked' };
+  }
   const db = services.store.db;
-  const tenant = await findTenantById(db, connection.tenant_id);
   const user = newUser(
     {
-      user_id: `auth0|${randomHex(24)}`,
+      user_id: 'userId' in input ? input.userId : newDatabaseUserId(),
       tenant_id: connection.tenant_id,
       connection_id: connection.id,
       email,
       username,
-      password_hash: await hashPassword(input.password),
+      password_hash: input.password === undefined ? null : await hashPassword(input.password),
       profile,
       user_metadata: user_metadata ?? {},
     },
@@ -252,7 +284,7 @@ async function createDatabaseUser(
         ),
       ]);
       // The verification email commits with the user (a connection may opt out with send_verification_email: false).
-      if (tenant && options.send_verification_email !== false) await queueVerificationEmail(trx, services, tenant, user, context.client_id);
+      if (options.send_verification_email !== false) await queueVerificationEmail(trx, services, tenant, user, context.client_id);
     });
   } catch (error) {
     // Two signups racing for one email: the unique index decides, the loser is told the user exists.

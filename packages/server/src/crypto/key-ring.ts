@@ -46,6 +46,13 @@ interface TenantKeys {
   loadedAt: number;
   signing: SigningKey;
   jwks: JsonWebKeySet;
+  /** Every published key, current first (for SAML metadata, which lists a certificate per key). */
+  published: PublishedSigningKey[];
+}
+
+export interface PublishedSigningKey {
+  status: string;
+  key: SigningKey;
 }
 
 function sealContext(tenantId: string, kid: string): string {
@@ -97,16 +104,23 @@ export class KeyRing {
     return (await this.#load(tenantId)).jwks;
   }
 
+  /** The published keys (current, next, previous), current first. */
+  async publishedKeys(tenantId: string): Promise<PublishedSigningKey[]> {
+    return (await this.#load(tenantId)).published;
+  }
+
   async #load(tenantId: string): Promise<TenantKeys> {
     const cached = this.#cache.get(tenantId);
     if (cached && Date.now() - cached.loadedAt < KEY_CACHE_MS) return cached;
     const rows = await listPublishedKeys(this.db, tenantId);
     const current = rows.find((r) => r.status === 'current');
     if (!current) throw new Error(`tenant ${tenantId} has no current signing key`);
+    const published = await Promise.all(rows.map(async (r) => ({ status: r.status, key: await this.#importPrivate(r) })));
     const loaded: TenantKeys = {
       loadedAt: Date.now(),
-      signing: await this.#importPrivate(current),
+      signing: published.find((p) => p.status === 'current')!.key,
       jwks: { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicSigningJwk) },
+      published,
     };
     this.#cache.set(tenantId, loaded);
     return loaded;

@@ -30,6 +30,8 @@ import { deliverOnce, DELIVERY_TIMEOUT_MS, unsealStreamSecrets, type StreamSecre
 import type { AttemptOutcome } from './destination.js';
 import { cloudEventOf, onDeliveriesQueued, onTenantChanged, type StoredEvent } from './outbox.js';
 import { findStreamById, type EventStream } from './streams.js';
+import { LogStreamDelivery, type LogStreamDeliveryOptions } from '../logs/stream-delivery.js';
+import { observe } from '../metrics/registry.js';
 
 export const MAX_ATTEMPTS = 4;
 export const RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
@@ -47,6 +49,8 @@ export interface WorkerOptions {
   pollMs?: number;
   /** On start, make every leased row due at once (safe only when this is the one claimer: SQLite, one process). */
   releaseLeasesOnStart?: boolean;
+  /** Log streams are delivered by this worker too (logs/stream-delivery.ts). */
+  logStreams?: LogStreamDeliveryOptions;
 }
 
 /** How long after a wake-up the worker keeps looking closely (the emitting transaction may not have committed). */
@@ -55,6 +59,7 @@ const WAKE_POLL_MS = 10;
 /** Wake-ups this close together make one claim, and successes this close together one write. */
 const BATCH_DELAY_MS = 3;
 const CACHE_MS = 1000;
+const LOG_PASS_GAP_MS = 100;
 const MAX_CACHED = 1000;
 /** Delivered rows are kept as long as stats can look back (31 days), then dropped, checked hourly. */
 const DELIVERED_RETENTION_MS = 31 * 86_400_000;
@@ -90,6 +95,10 @@ export class DeliveryWorker {
   #flushing: Promise<void> | undefined;
   readonly #streams = new Map<string, { stream: EventStream | undefined; secrets: StreamSecrets | undefined; at: number }>();
   readonly #tenants = new Map<string, { tenant: TenantInfo | undefined; at: number }>();
+  readonly #logStreams: LogStreamDelivery;
+  /** The log streams' pass in progress, if any: one at a time, beside the event deliveries. */
+  #logPass: Promise<void> | undefined;
+  #lastLogPass = 0;
 
   constructor(store: Store, sealer: Sealer, log: FastifyBaseLogger, options: WorkerOptions = {}) {
     this.#store = store;
@@ -98,6 +107,7 @@ export class DeliveryWorker {
     this.#concurrency = options.concurrency ?? 64;
     this.#pollMs = options.pollMs ?? 500;
     this.#releaseOnStart = options.releaseLeasesOnStart ?? false;
+    this.#logStreams = new LogStreamDelivery(store, sealer, log, options.logStreams);
   }
 
   start(): void {
@@ -129,7 +139,7 @@ export class DeliveryWorker {
     clearTimeout(this.#wakeTimer);
     this.#nudge?.();
     await this.#loop;
-    await Promise.race([Promise.allSettled([...this.#inFlight]), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
+    await Promise.race([Promise.allSettled([...this.#inFlight, ...(this.#logPass ? [this.#logPass] : [])]), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
     await this.#flushing;
     await this.#flush();
   }
@@ -158,10 +168,25 @@ export class DeliveryWorker {
         this.#log.error({ err }, 'claiming event deliveries failed');
       }
       if (claimed.length > 0) await this.#dispatch(claimed);
+      this.#passLogStreams();
       if (Date.now() - this.#lastPurge > PURGE_EVERY_MS) await this.#purge();
       // A full claim means more may be due at once; otherwise wait for a wake-up or the poll.
       if (claimed.length < limit) await this.#idle('work');
     }
+  }
+
+  #passLogStreams(): void {
+    // At most one pass at a time, and not more often than LOG_PASS_GAP_MS while event deliveries keep the loop busy.
+    if (this.#logPass || this.#stopped || Date.now() - this.#lastLogPass < LOG_PASS_GAP_MS) return;
+    this.#lastLogPass = Date.now();
+    this.#logPass = this.#logStreams
+      .pass()
+      .catch((err: unknown) => {
+        if (!this.#stopped) this.#log.error({ err }, 'claiming log streams failed');
+      })
+      .finally(() => {
+        this.#logPass = undefined;
+      });
   }
 
   async #purge(): Promise<void> {
@@ -246,11 +271,13 @@ export class DeliveryWorker {
     const outcome = await deliverOnce(secrets, stream, cloudEventOf(event, tenant, stream.id), { allowInsecure: tenant.allowInsecure });
     this.#logAttempt(delivery, stream, attemptNumber, outcome);
     if (outcome.ok) {
+      observe.eventDelivered();
       this.#delivered.push(delivery);
       if (stream.consecutiveFailures > 0) this.#deliveredStreams.add(stream.id);
       this.#flushing ??= new Promise((resolve) => setTimeout(resolve, BATCH_DELAY_MS)).then(() => this.#flush());
       return;
     }
+    observe.eventDeliveryFailed();
     const attempts = appendAttempt(delivery.attempts, {
       timestamp: started,
       ...(outcome.errorMessage && { error_message: outcome.errorMessage }),

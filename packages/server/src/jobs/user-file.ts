@@ -5,8 +5,10 @@
  * (username rules of the connection, metadata names), then the password hash through its algorithm
  * (password-hashes/). Errors carry the reference's codes and the dotted path of the field.
  *
- * `mfa_factors` are refused with MFA_FACTORS_FAILED: this server has no multi-factor authentication yet, and
- * importing the user without the factor would quietly take their second factor away.
+ * `mfa_factors`: a `totp` secret becomes a confirmed TOTP enrollment (one per user, at least 80 bits: see
+ * mfa/totp.ts). `phone` and `email` factors are refused with MFA_FACTORS_FAILED, and the user with them: this
+ * server has no SMS or email second factor, and importing the user without it would quietly take their second
+ * factor away.
  */
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -18,6 +20,7 @@ import type { UserProfile } from '../store/users.js';
 import { importError, type ImportError, type ImportErrorCode } from './import-errors.js';
 import { BYTE_ENCODINGS, PASSWORD_ENCODINGS, SALT_POSITIONS } from './password-hashes/bytes.js';
 import { acceptBcryptPasswordHash, acceptCustomPasswordHash, type CustomPasswordHash } from './password-hashes/index.js';
+import { base32Bytes, MIN_IMPORTED_SECRET_BYTES } from '../mfa/totp.js';
 import type { StoredHash } from './password-hashes/algorithm.js';
 
 const Enum = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -108,6 +111,8 @@ export interface ImportedUser {
   user_metadata: Record<string, unknown> | undefined;
   /** The accepted password hash, not yet sealed. */
   hash: StoredHash | undefined;
+  /** The TOTP secret of `mfa_factors` (unpadded Base32), not yet sealed. */
+  totpSecret: string | undefined;
 }
 
 export type ReadUser = { ok: true; user: ImportedUser } | { ok: false; errors: ImportError[] };
@@ -178,7 +183,7 @@ interface RawUser {
   custom_password_hash?: CustomPasswordHash;
   app_metadata?: Record<string, unknown>;
   user_metadata?: Record<string, unknown>;
-  mfa_factors?: unknown[];
+  mfa_factors?: { totp?: { secret: string }; phone?: { value: string }; email?: { value: string } }[];
 }
 
 /** Checks one user of the file for a database connection. */
@@ -205,11 +210,8 @@ export function readImportedUser(raw: unknown, position: number, connection: Con
     const problem = value && metadataProblem(value, where);
     if (problem) errors.push(importError('FORMAT', where, problem));
   }
-  if (user.mfa_factors) {
-    errors.push(
-      importError('MFA_FACTORS_FAILED', 'mfa_factors', 'MFA enrollments cannot be imported: this server has no multi-factor authentication yet, and the user is not imported without them'),
-    );
-  }
+  const factors = readFactors(user.mfa_factors ?? []);
+  errors.push(...factors.errors);
 
   let hash: StoredHash | undefined;
   if (user.password_hash !== undefined && user.custom_password_hash !== undefined) {
@@ -238,6 +240,28 @@ export function readImportedUser(raw: unknown, position: number, connection: Con
       app_metadata: user.app_metadata,
       user_metadata: user.user_metadata,
       hash,
+      totpSecret: factors.totpSecret,
     },
   };
+}
+
+/** The importable second factors of a user (see the module comment). */
+function readFactors(factors: NonNullable<RawUser['mfa_factors']>): { totpSecret: string | undefined; errors: ImportError[] } {
+  const errors: ImportError[] = [];
+  const secrets: string[] = [];
+  factors.forEach((factor, i) => {
+    const path = `mfa_factors[${i}]`;
+    if (factor.totp) {
+      if (base32Bytes(factor.totp.secret) < MIN_IMPORTED_SECRET_BYTES) {
+        errors.push(importError('MFA_FACTORS_FAILED', `${path}.totp.secret`, `A TOTP secret must hold at least ${MIN_IMPORTED_SECRET_BYTES * 8} bits (${Math.ceil((MIN_IMPORTED_SECRET_BYTES * 8) / 5)} Base32 characters)`));
+      } else secrets.push(factor.totp.secret);
+    } else if (factor.phone || factor.email) {
+      const kind = factor.phone ? 'SMS (phone)' : 'email';
+      errors.push(importError('MFA_FACTORS_FAILED', path, `${kind} second factors are not offered by this server; the user is not imported without their factor`));
+    } else {
+      errors.push(importError('MFA_FACTORS_FAILED', path, 'An MFA factor names one of totp, phone or email'));
+    }
+  });
+  if (secrets.length > 1) errors.push(importError('MFA_FACTORS_FAILED', 'mfa_factors', 'A user has at most one TOTP enrollment'));
+  return { totpSecret: secrets[0], errors };
 }

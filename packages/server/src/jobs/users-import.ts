@@ -17,7 +17,9 @@
  * gives among email_verified, given_name, family_name, name, nickname, picture, app_metadata and user_metadata
  * (metadata replaced whole, not merged). Its password is left alone unless the file carries a hash, and even
  * then only while the stored one is still an imported hash: a password the user has set or used here is newer
- * than any export. Without upsert an existing email, username or id refuses the user. A user that appears twice
+ * than any export. A TOTP secret in `mfa_factors` becomes a confirmed enrollment of a new user, and of an upserted
+ * one who has no confirmed TOTP enrollment yet: one the user enrolled or used here is never replaced by the
+ * file's. Without upsert an existing email, username or id refuses the user. A user that appears twice
  * in one batch is refused the second time (DUPLICATED_USER); across batches the later one meets the earlier one
  * in the database like any existing user.
  */
@@ -47,6 +49,8 @@ import { findUsersByIdentifiers, insertUsers, listLinkedIdentities, newUser, tak
 import { importError, type ImportError } from './import-errors.js';
 import { isForeignHash, redactUser, sealForeignHash } from './password-hashes/index.js';
 import { readImportedUser, type ImportedUser } from './user-file.js';
+import { importedTotpEnrollment } from '../mfa/totp.js';
+import { insertMfaEnrollments, usersEnrolledIn, type MfaEnrollment } from '../store/mfa-enrollments.js';
 
 /** Users per batch: one transaction each. Small enough that logins waiting on SQLite's writer lock barely notice. */
 export const BATCH_SIZE = 500;
@@ -178,6 +182,8 @@ interface Prepared {
   user: ImportedUser;
   /** The sealed hash for the column, when the file gave one. */
   column: string | undefined;
+  /** The TOTP enrollment of the file's `mfa_factors`, sealed, for the user it becomes. */
+  totp: Omit<MfaEnrollment, 'userId'> | undefined;
 }
 
 /** Applies the job's next batch; `done` when none is left. `outcome` is undefined when another worker had it. */
@@ -197,7 +203,13 @@ export async function importNextBatch(services: Services, job: Job): Promise<Imp
     const position = batch.first_index + i;
     const read = readImportedUser(raw, position, connection);
     if (!read.ok) refusals.push({ position, raw, errors: read.errors });
-    else prepared.push({ raw, user: read.user, column: read.user.hash && sealForeignHash(services.sealer, job.tenant_id, read.user.hash) });
+    else
+      prepared.push({
+        raw,
+        user: read.user,
+        column: read.user.hash && sealForeignHash(services.sealer, job.tenant_id, read.user.hash),
+        totp: read.user.totpSecret === undefined ? undefined : importedTotpEnrollment(services.sealer, job.tenant_id, read.user.totpSecret, Date.now()),
+      });
   });
 
   const outcome = await db.transaction().execute(async (trx) => {
@@ -234,7 +246,10 @@ async function applyUsers(trx: Kysely<Database>, job: Job, connection: Connectio
   const seen = { emails: new Set<string>(), usernames: new Set<string>(), ids: new Set<string>() };
   const inserts: User[] = [];
   const updates: { before: User; after: User }[] = [];
-  for (const { raw, user, column } of prepared) {
+  const enrollments: MfaEnrollment[] = [];
+  /** TOTP enrollments for upserted users, added only where the user has none (see the module comment). */
+  const upsertedTotp: MfaEnrollment[] = [];
+  for (const { raw, user, column, totp } of prepared) {
     const refuse = (error: ImportError) => refusals.push({ position: user.position, raw, errors: [error] });
     const id = user.user_id === undefined ? undefined : `auth0|${user.user_id}`;
     if (seen.emails.has(user.email) || (user.username && seen.usernames.has(user.username)) || (id && seen.ids.has(id))) {
@@ -253,6 +268,7 @@ async function applyUsers(trx: Kysely<Database>, job: Job, connection: Connectio
       }
       const after = upserted(match, user, column, now);
       updates.push({ before: match, after });
+      if (totp) upsertedTotp.push({ ...totp, userId: match.user_id });
       byEmail.set(user.email, after);
       continue;
     }
@@ -268,10 +284,12 @@ async function applyUsers(trx: Kysely<Database>, job: Job, connection: Connectio
       refuse(importError('DUPLICATED_USER', 'user_id', `The user id ${id} is already taken`));
       continue;
     }
+    const userId = id ?? `auth0|${randomHex(24)}`;
+    if (totp) enrollments.push({ ...totp, userId });
     inserts.push(
       newUser(
         {
-          user_id: id ?? `auth0|${randomHex(24)}`,
+          user_id: userId,
           tenant_id: job.tenant_id,
           connection_id: connection.id,
           email: user.email,
@@ -293,6 +311,8 @@ async function applyUsers(trx: Kysely<Database>, job: Job, connection: Connectio
     updates.map((u) => u.after),
     now,
   );
+  const enrolled = await usersEnrolledIn(trx, job.tenant_id, [...new Set(upsertedTotp.map((e) => e.userId))], 'totp');
+  await insertMfaEnrollments(trx, [...enrollments, ...upsertedTotp.filter((e) => !enrolled.has(e.userId))]);
 
   const linked = updates.length === 0 ? new Map<string, User[]>() : await listLinkedIdentities(trx, job.tenant_id, updates.map((u) => u.after.user_id));
   const events: RaisedEvent[] = [

@@ -3,11 +3,14 @@
  * forever: a changed file gets a new URL. Tenant-independent, so served whatever the Host.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
 import { errorResponses, fileBody } from '../http/responses.js';
 import type { App } from '../services.js';
-import { CROSS_ORIGIN_VERIFICATION_SCRIPT, FORM_POST_SCRIPT, WEB_MESSAGE_SCRIPT } from './pages/scripts.js';
+import { CROSS_ORIGIN_VERIFICATION_SCRIPT, FORM_POST_SCRIPT, WEB_MESSAGE_SCRIPT, WEBAUTHN_SCRIPT } from './pages/scripts.js';
 import { STYLESHEET } from './pages/styles.js';
 
 interface Asset {
@@ -24,18 +27,33 @@ function asset(name: string, ext: 'css' | 'js', body: string): Asset {
   return { url: `${ASSET_PREFIX}${name}.${hash}.${ext}`, body, type };
 }
 
+/**
+ * @simplewebauthn/browser's own browser bundle (it sets `window.SimpleWebAuthnBrowser`), served from our origin
+ * like the rest: no CDN, and the CSP's script-src stays 'self'.
+ */
+function webauthnBrowserBundle(): string {
+  const require = createRequire(import.meta.url);
+  const entry = require.resolve('@simplewebauthn/browser');
+  // The package's main is script/index.js; its UMD bundle sits in dist/bundle beside script/.
+  return readFileSync(path.join(path.dirname(entry), '..', 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
+}
+
 const ASSETS = {
   stylesheet: asset('login', 'css', STYLESHEET),
   formPost: asset('form-post', 'js', FORM_POST_SCRIPT),
   webMessage: asset('web-message', 'js', WEB_MESSAGE_SCRIPT),
   crossOriginVerification: asset('cross-origin-verification', 'js', CROSS_ORIGIN_VERIFICATION_SCRIPT),
+  webauthnBrowser: asset('simplewebauthn-browser', 'js', webauthnBrowserBundle()),
+  webauthn: asset('webauthn', 'js', WEBAUTHN_SCRIPT),
 };
 
-export const ASSET_URLS: { stylesheet: string; formPost: string; webMessage: string; crossOriginVerification: string } = {
+export const ASSET_URLS: { stylesheet: string; formPost: string; webMessage: string; crossOriginVerification: string; webauthnBrowser: string; webauthn: string } = {
   stylesheet: ASSETS.stylesheet.url,
   formPost: ASSETS.formPost.url,
   webMessage: ASSETS.webMessage.url,
   crossOriginVerification: ASSETS.crossOriginVerification.url,
+  webauthnBrowser: ASSETS.webauthnBrowser.url,
+  webauthn: ASSETS.webauthn.url,
 };
 
 const BY_FILE = new Map(Object.values(ASSETS).map((entry) => [entry.url.slice(ASSET_PREFIX.length), entry]));

@@ -18,6 +18,8 @@ export interface LandingLinks {
   documentation: string;
   openapi: string;
   management_openapi: string;
+  /** The admin console (#15), on every tenant's host. */
+  console: string;
   demo?: string;
   dev_mailbox?: string;
 }
@@ -32,6 +34,7 @@ function landingLinks(services: Services, request: FastifyRequest): LandingLinks
     documentation: `${base}/docs`,
     openapi: `${base}/openapi.json`,
     management_openapi: `${base}/api/v2/openapi.json`,
+    console: `${base}/console/`,
     ...(tenant.isDefault && { demo: `${base}/demo` }),
     ...(tenant.isDefault && services.config.devMailbox && { dev_mailbox: `${base}${DEV_MAILBOX_PATH}` }),
   };
@@ -47,7 +50,7 @@ export function registerLandingPage(app: App, services: Services): void {
   app.get('/', {
     schema: {
       tags: ['hosted pages'],
-      summary: "What this server is, with links to discovery, the API documentation and (on a development server) the demo and dev mailbox; JSON for Accept: application/json",
+      summary: "What this server is, with links to discovery, the admin console, the API documentation and (on a development server) the demo and dev mailbox; JSON for Accept: application/json",
       response: {
         200: fileBody('The landing page, or its links as JSON', ['text/html', 'application/json'], {}),
         ...errorResponses('oauth', { 404: 'No tenant answers on this host name' }),
@@ -68,6 +71,7 @@ export function registerLandingPage(app: App, services: Services): void {
 <dl class="details" aria-label="Where to go next">
 <div><dt>Issuer</dt><dd>${links.issuer}</dd></div>
 <div><dt>Discovery</dt><dd><a href="${links.discovery}">${links.discovery}</a></dd></div>
+<div><dt>Admin console</dt><dd><a href="${links.console}">${links.console}</a></dd></div>
 <div><dt>API docs</dt><dd><a href="${links.documentation}">${links.documentation}</a></dd></div>
 ${links.demo ? html`<div><dt>Demo application</dt><dd><a href="${links.demo}">${links.demo}</a></dd></div>` : ''}
 ${links.dev_mailbox ? html`<div><dt>Dev mailbox</dt><dd><a href="${links.dev_mailbox}">${links.dev_mailbox}</a> (emails kept instead of sent, readable from this machine only)</dd></div>` : ''}

@@ -15,6 +15,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, openPage, type BrowserSession } from '../test-support/browser.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { mailTo } from '../test-support/operation-examples.js';
 import { createApp, createUser, management, readForm, TestBrowser, type TestApp } from '../test-support/sign-in.js';
 
 /** The application's callback: a local server, since the browser really goes there. */
@@ -203,6 +204,34 @@ describe('MFA on the hosted login (Chromium)', () => {
     // Next step's code (the current one may have been used above by the refused request: it was not checked).
     const done = await http.submit(form.action, { ...form.fields, code: await codeAt(30) });
     expect(done instanceof URL && done.href.startsWith(CALLBACK)).toBe(true);
+  });
+
+  it('emails a one-time code as another way at the challenge (the email factor): a wrong one refused, the right one once', async () => {
+    expect((await api('PUT', '/guardian/factors/email', { enabled: true })).status).toBe(200);
+    expect((await api('PATCH', `/users/${encodeURIComponent(userId)}`, { email_verified: true })).status).toBe(200);
+    try {
+      const http = new TestBrowser();
+      const { page, form } = await passwordStep(http);
+      expect(await page.text()).toContain('Email me a code instead');
+      const sent = await http.submitExpectingPage(form.action, { ...form.fields, send_email_code: 'yes' });
+      expect(sent.status).toBe(200);
+      expect(await sent.text()).toContain('We sent a 6-digit code to <strong>a•••@example.com</strong>');
+      const mail = await mailTo(test, email, (text) => text.includes('verification code'));
+      const code = /(\d{6}) is your/.exec(mail)![1]!;
+      const wrong = await http.submitExpectingPage(form.action, { ...form.fields, email_code: code === '000000' ? '111111' : '000000' });
+      expect(wrong.status).toBe(400);
+      expect(await wrong.text()).toContain('That code is not right, or has expired');
+      const done = await http.submit(form.action, { ...form.fields, email_code: code });
+      expect(done instanceof URL && done.href.startsWith(CALLBACK)).toBe(true);
+
+      // Used once: the same code does not pass another login's step.
+      const again = new TestBrowser();
+      const next = await passwordStep(again);
+      const replayed = await again.submitExpectingPage(next.form.action, { ...next.form.fields, email_code: code });
+      expect(replayed.status).toBe(400);
+    } finally {
+      await api('PUT', '/guardian/factors/email', { enabled: false });
+    }
   });
 
   it('sends a session from the password alone (a signup) through the second step, and answers prompt=none with interaction_required', async () => {

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { MFA_PATH, RESUME_PATH } from '../auth-api/authorize/complete.js';
 import { InvalidRequest } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
-import { answerSecondFactor, findSecondFactorChallenge, finishSecondFactor, secondFactorView, type MfaChallenge } from '../mfa/login-step.js';
+import { answerSecondFactor, findSecondFactorChallenge, finishSecondFactor, secondFactorView, sendSecondFactorEmail, type MfaChallenge } from '../mfa/login-step.js';
 import type { App, Services } from '../services.js';
 import { findPrimaryUser, type User } from '../store/users.js';
 import { formFields, PAGE_TAGS, STALE_STEP } from './documentation.js';
@@ -16,12 +16,14 @@ import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
 import { sendErrorPage } from './error-page.js';
 import { formOutcome, redirectWithOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
-import { qrCodeSvg, renderMfaChallengePage, renderMfaEnrollPage, renderMfaRecoveryCodeEntryPage, renderMfaRecoveryCodePage } from './pages/mfa.js';
+import { qrCodeSvg, renderMfaChallengePage, renderMfaEnrollPage, renderMfaRecoveryCodeEntryPage, renderMfaRecoveryCodePage, renderMfaEmailPage, renderMfaWebauthnChallengePage, renderMfaWebauthnEnrollPage } from './pages/mfa.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
 
 const RECOVERY_METHOD = 'recovery-code';
+const EMAIL_METHOD = 'email';
+const LOCKED = 'Too many wrong codes: multi-factor authentication is locked for this account. Contact the administrator of this application to unlock it.';
 
 const place = (step: LoginStep, method?: string) => ({
   page: 'mfa',
@@ -33,7 +35,7 @@ const STEP_QUERY = documentedOnly({
   querystring: frontChannelParameters(
     {
       state: 'The login transaction, from the redirect that led here',
-      method: 'recovery-code: answer with the recovery code instead of a code from the app',
+      method: 'recovery-code: answer with the recovery code; email: with a code sent by email; otp: with a code from the app (instead of a security key); webauthn-roaming or webauthn-platform: enroll a security key or this device instead of an app',
       retry: "Set by the redirect after the form's POST: the page shows that post's outcome (form-outcome.ts)",
     },
     ['state'],
@@ -68,7 +70,7 @@ export function registerMfaPage(app: App, services: Services): void {
       response: {
         200: htmlPage('The step: the enrollment (QR code and key), the code form, the recovery code form, or the recovery code to keep'),
         400: htmlPage('The form again after a wrong code; or the error page (a stale login transaction, or a login not waiting for a second factor)'),
-        429: htmlPage('The form again after a refused answer: too many wrong codes, so the account is locked for MFA until an administrator lifts it'),
+        429: htmlPage('The form again after a refused answer: too many wrong codes, so the account is locked for MFA until an administrator lifts it; or enough codes were emailed for this sign-in'),
       },
     },
   }, async (request, reply) => {
@@ -82,19 +84,45 @@ export function registerMfaPage(app: App, services: Services): void {
       ...(outcome?.error !== undefined && { error: outcome.error }),
     };
     const options = { status: outcome?.status ?? 200, formAction: [step.transaction.request.redirectUri] };
-    const view = await secondFactorView(services, request.tenant, step.challenge, step.user);
+    const method = (request.query as Record<string, unknown>).method;
+    const view = await secondFactorView(services, request.tenant, step.challenge, step.user, step.transaction, typeof method === 'string' ? method : undefined);
     switch (view.kind) {
       case 'enroll': {
         const qrSvg = await qrCodeSvg(view.uri);
-        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaEnrollPage(ctx, { ...form, secret: view.secret, qrSvg }), options);
+        const alternatives = view.alternatives.map((factor) => ({ factor, url: place(step, factor).url }));
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaEnrollPage(ctx, { ...form, secret: view.secret, qrSvg, alternatives }), options);
       }
+      case 'webauthn-enroll':
+        return sendHostedPage(
+          reply,
+          request.tenant,
+          (ctx) => renderMfaWebauthnEnrollPage(ctx, { ...form, factor: view.factor, options: view.options, ...(view.otpEnabled && { otpUrl: place(step).url }) }),
+          options,
+        );
+      case 'webauthn-challenge':
+        return sendHostedPage(
+          reply,
+          request.tenant,
+          (ctx) =>
+            renderMfaWebauthnChallengePage(ctx, {
+              ...form,
+              options: view.options,
+              ...(view.hasTotp && { otpUrl: place(step, 'otp').url }),
+              ...(view.hasRecoveryCode && { recoveryCodeUrl: place(step, RECOVERY_METHOD).url }),
+              ...(view.hasEmail && { emailUrl: place(step, EMAIL_METHOD).url }),
+            }),
+          options,
+        );
+      case 'email-challenge':
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaEmailPage(ctx, { ...form, sent: view.sent, address: view.address, canSendMore: view.canSendMore, otherUrl: place(step).url }), options);
       case 'recovery-code':
         return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodePage(ctx, { ...form, code: view.code }), options);
       case 'challenge': {
-        const wantsRecovery = (request.query as Record<string, unknown>).method === RECOVERY_METHOD && view.hasRecoveryCode;
+        const wantsRecovery = method === RECOVERY_METHOD && view.hasRecoveryCode;
         if (wantsRecovery) return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodeEntryPage(ctx, { ...form, codeUrl: place(step).url }), options);
         const recoveryCodeUrl = view.hasRecoveryCode ? place(step, RECOVERY_METHOD).url : undefined;
-        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaChallengePage(ctx, { ...form, ...(recoveryCodeUrl && { recoveryCodeUrl }) }), options);
+        const emailUrl = view.hasEmail ? place(step, EMAIL_METHOD).url : undefined;
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaChallengePage(ctx, { ...form, ...(recoveryCodeUrl && { recoveryCodeUrl }), ...(emailUrl && { emailUrl }) }), options);
       }
     }
   });
@@ -107,6 +135,9 @@ export function registerMfaPage(app: App, services: Services): void {
       ...formFields({
         code: 'The 6-digit code from the authenticator app (enrollment and challenge)',
         recovery_code: 'The recovery code, instead of a code',
+        send_email_code: 'yes: email a one-time code (the email factor, for a verified address)',
+        email_code: 'The code from that email',
+        webauthn_response: "A security key or this device (the WebAuthn factors): the browser's answer to the page's ceremony, enrollment or challenge",
         saved: 'yes: the person has kept the recovery code shown (finishes the login)',
       }),
       response: {
@@ -120,8 +151,8 @@ export function registerMfaPage(app: App, services: Services): void {
     const { challenge, transaction } = step;
     const body = formBody(request);
 
-    const finish = async () => {
-      const amr = await finishSecondFactor(services, challenge);
+    const finish = async (factorAmr?: string[]) => {
+      const amr = await finishSecondFactor(services, challenge, factorAmr);
       if (!amr) return sendErrorPage(reply, request, new InvalidRequest('This sign-in step was already completed. Go back to the application and sign in again.'));
       await startSession(request, reply, services, step.user, Date.now(), amr);
       transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
@@ -132,28 +163,50 @@ export function registerMfaPage(app: App, services: Services): void {
     // The recovery code was shown: the login finishes once the person says they kept it.
     if (challenge.recoveryCodeSealed) return finish();
 
+    if (body.send_email_code === 'yes') {
+      const sent = await sendSecondFactorEmail(services, request.tenant, challenge, step.user);
+      if (sent === 'sent') return reply.redirect(place(step, EMAIL_METHOD).url, 303);
+      return redirectWithOutcome(reply, request, services, place(step, EMAIL_METHOD), {
+        status: sent === 'limit' ? 429 : 400,
+        error: sent === 'limit' ? 'Enough codes were sent for this sign-in. Use the last one, or another method.' : 'Codes by email are not available for this account. Use another method.',
+      });
+    }
+    const byEmail = body.email_code !== undefined;
     const byRecoveryCode = body.recovery_code !== undefined;
-    const back = place(step, byRecoveryCode ? RECOVERY_METHOD : undefined);
-    const answer = byRecoveryCode ? { recoveryCode: (body.recovery_code ?? '').slice(0, 64) } : { code: (body.code ?? '').slice(0, 16) };
-    const result = await answerSecondFactor(services, challenge, answer);
+    const byWebauthn = body.webauthn_response !== undefined;
+    // Back to the page the answer came from: a failed security key enrollment returns to it, not to the app's.
+    const enrolling = byWebauthn && (body.method === 'webauthn-roaming' || body.method === 'webauthn-platform') ? body.method : undefined;
+    const back = place(step, byEmail ? EMAIL_METHOD : byRecoveryCode ? RECOVERY_METHOD : enrolling);
+    const answer = byEmail
+      ? { emailCode: (body.email_code ?? '').slice(0, 16) }
+      : byWebauthn
+      ? { webauthn: (body.webauthn_response ?? '').slice(0, 32_768) }
+      : byRecoveryCode
+        ? { recoveryCode: (body.recovery_code ?? '').slice(0, 64) }
+        : { code: (body.code ?? '').slice(0, 16) };
+    const result = await answerSecondFactor(services, request.tenant, challenge, transaction, answer, request.headers['user-agent']);
     switch (result.outcome) {
       case 'done':
-        return finish();
+        return finish(result.amr);
       case 'show-recovery-code':
         return reply.redirect(place(step).url, 303);
       case 'wrong':
         return redirectWithOutcome(reply, request, services, back, {
           status: result.nowLocked ? 429 : 400,
           error: result.nowLocked
-            ? 'Too many wrong codes: multi-factor authentication is locked for this account. Contact the administrator of this application to unlock it.'
-            : byRecoveryCode
-              ? 'That recovery code is not right. Check it and try again.'
-              : 'That code is not right. Enter the code your authenticator app shows now.',
+            ? LOCKED
+            : byWebauthn
+              ? 'That security key or device was not accepted. Try again, or use another method.'
+              : byEmail
+                ? 'That code is not right, or has expired. Enter the code from the newest email, or send a new one.'
+              : byRecoveryCode
+                ? 'That recovery code is not right. Check it and try again.'
+                : 'That code is not right. Enter the code your authenticator app shows now.',
         });
       case 'locked':
         return redirectWithOutcome(reply, request, services, back, {
           status: 429,
-          error: 'Too many wrong codes: multi-factor authentication is locked for this account. Contact the administrator of this application to unlock it.',
+          error: LOCKED,
         });
     }
   });

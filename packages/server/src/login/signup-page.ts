@@ -1,7 +1,10 @@
 /** GET/POST /u/signup: a new database user, logged in at once, then back to the authorization request. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
-import { databaseConnectionFor, databaseOptions, signUpWithPassword } from '../connections/database-users.js';
+import { databaseConnectionFor, databaseOptions, newDatabaseUserId, passkeySignupRefusal, signUpWithPassword } from '../connections/database-users.js';
+import { passkeysEnabled } from '../mfa/policy.js';
+import { registrationCeremony } from '../mfa/webauthn.js';
+import { PASSKEY_PATH } from './passkey-page.js';
 import { MAX_PASSWORD_LENGTH, passwordChecklist } from '../connections/password-policy.js';
 import { eventContextFrom } from '../events/context.js';
 import { InvalidRequest } from '../http/errors.js';
@@ -18,7 +21,7 @@ import { renderSignupPage } from './pages/signup.js';
 import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
 import { formBody, loadStep, type LoginStep } from './step.js';
-import { saveLoginTransactionRequest } from './transactions.js';
+import { openCeremony, saveLoginTransactionRequest } from './transactions.js';
 
 const SIGNUP_UNAVAILABLE = 'Sign-up is not available for this application. Go back to it and log in with an existing account, or ask its administrator for one.';
 
@@ -43,6 +46,7 @@ function showSignup(reply: FastifyReply, request: FastifyRequest, step: LoginSte
         requireUsername: options.requires_username === true,
         passwordRules: shown.passwordRules ? { rules: shown.passwordRules, checked: true } : { rules: passwordChecklist(options), checked: false },
         loginUrl: `${LOGIN_PATH}?state=${transaction.id}`,
+        passkeys: passkeysEnabled(connection) && options.requires_username !== true,
         ...(shown.values?.email !== undefined ? { email: shown.values.email } : {}),
         ...(shown.values?.username !== undefined ? { username: shown.values.username } : {}),
         ...(shown.error !== undefined ? { error: shown.error } : {}),
@@ -90,9 +94,14 @@ export function registerSignupPage(app: App, services: Services): void {
     schema: {
       tags: PAGE_TAGS,
       summary: 'Sign up with the signup form',
-      ...formFields({ email: 'Email', username: 'Username, where the connection has them', password: 'The password' }),
+      ...formFields({
+        email: 'Email',
+        username: 'Username, where the connection has them',
+        password: 'The password',
+        method: 'passkey: sign up with a passkey instead of a password (the email alone; where the connection has passkeys)',
+      }),
       response: {
-        303: redirect('Signed up: to /authorize/resume; otherwise back to the signup page, which says what went wrong'),
+        303: redirect('Signed up: to /authorize/resume; for a passkey sign-up, to /u/passkey, which makes the passkey and creates the account; otherwise back to the signup page, which says what went wrong'),
         400: htmlPage('The error page: a stale form, or no signup for the application'),
       },
     },
@@ -113,7 +122,18 @@ export function registerSignupPage(app: App, services: Services): void {
     if ((await checkSignupThrottle(services, connection, request.ip)) === 'too_many_attempts') {
       return retry({ status: 429, error: 'Too many sign-ups from your network. Wait a while before you try again, or contact the administrator.' });
     }
-    const result = await signUpWithPassword(services, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
+    if (body.method === 'passkey' && passkeysEnabled(connection) && databaseOptions(connection).requires_username !== true) {
+      const refusal = await passkeySignupRefusal(services, connection, email);
+      if (refusal?.outcome === 'invalid') return retry({ error: refusal.message });
+      if (refusal?.outcome === 'exists') return retry({ error: 'An account with this email already exists. Log in instead.' });
+      if (refusal) return sendErrorPage(reply, request, new InvalidRequest(SIGNUP_UNAVAILABLE));
+      // The account is created once the passkey is made (/u/passkey); its id is chosen now, for the passkey's user handle.
+      const ceremony = await registrationCeremony(request.tenant, 'signup', 'passkey', { id: newDatabaseUserId(), name: email.trim().toLowerCase() }, []);
+      ceremony.email = email;
+      await openCeremony(services, step.transaction, ceremony);
+      return reply.redirect(`${PASSKEY_PATH}?state=${step.transaction.id}`, 303);
+    }
+    const result = await signUpWithPassword(services, request.tenant, connection, { email, password, username }, { ...eventContextFrom(request), client_id: step.client.client_id });
     switch (result.outcome) {
       case 'invalid':
         return retry({ error: result.message });

@@ -9,7 +9,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomAlphanumeric, randomSecret } from '../crypto/ids.js';
 import type { AuthorizationRequest } from '../auth-api/authorize/request.js';
 import type { Services } from '../services.js';
-import { deleteLoginTransaction, findLoginTransaction, insertLoginTransaction, purgeExpiredLoginTransactions, updateLoginTransactionRequest } from '../store/login-transactions.js';
+import { deleteLoginTransaction, findLoginTransaction, insertLoginTransaction, purgeExpiredLoginTransactions, setWebauthnCeremony, takeWebauthnCeremony, updateLoginTransactionRequest } from '../store/login-transactions.js';
+import { parseCeremony, type Ceremony } from '../mfa/webauthn.js';
 import { cookieOptions, sha256 } from './session.js';
 
 export const BROWSER_COOKIE = 'gh_browser';
@@ -21,14 +22,18 @@ export interface LoginTransaction {
   id: string;
   csrfToken: string;
   request: AuthorizationRequest;
+  /** The WebAuthn ceremony a page of this login started (JSON, mfa/webauthn.ts), if one is open. */
+  webauthnCeremony?: string;
 }
 
-function browserValue(request: FastifyRequest, reply: FastifyReply): string {
+/** This browser's binding value, set as a cookie when it has none (seen by the rest of this request too). */
+export function browserValue(request: FastifyRequest, reply: FastifyReply): string {
   const existing = request.cookies[BROWSER_COOKIE];
   if (existing && /^[A-Za-z0-9_-]{32,64}$/.test(existing)) return existing;
   const value = randomSecret(24);
   // A session cookie: it only needs to outlive the pages of one login.
   reply.setCookie(BROWSER_COOKIE, value, cookieOptions(request.tenant));
+  request.cookies[BROWSER_COOKIE] = value;
   return value;
 }
 
@@ -74,7 +79,7 @@ export async function loadLoginTransaction(request: FastifyRequest, services: Se
   const browser = request.cookies[BROWSER_COOKIE];
   if (!row || !browser || !sameSecret(sha256(browser), row.browser_hash)) return undefined;
   if (csrfToken !== undefined && (typeof csrfToken !== 'string' || !sameSecret(csrfToken, row.csrf_token))) return undefined;
-  return { id: row.id, csrfToken: row.csrf_token, request: JSON.parse(row.request) as AuthorizationRequest };
+  return { id: row.id, csrfToken: row.csrf_token, request: JSON.parse(row.request) as AuthorizationRequest, ...(row.webauthn_ceremony && { webauthnCeremony: row.webauthn_ceremony }) };
 }
 
 export async function saveLoginTransactionRequest(services: Services, transaction: LoginTransaction): Promise<void> {
@@ -84,4 +89,24 @@ export async function saveLoginTransactionRequest(services: Services, transactio
 /** Consumes the transaction; false when another request already completed it. */
 export function finishLoginTransaction(services: Services, transaction: LoginTransaction): Promise<boolean> {
   return deleteLoginTransaction(services.store.db, transaction.id);
+}
+
+/** Keeps the WebAuthn ceremony a page is about to show on its transaction (replacing any open one). */
+export async function openCeremony(services: Services, transaction: LoginTransaction, ceremony: Ceremony): Promise<void> {
+  const value = JSON.stringify(ceremony);
+  await setWebauthnCeremony(services.store.db, transaction.id, value);
+  transaction.webauthnCeremony = value;
+}
+
+/** The transaction's open ceremony, if it has one of these purposes and has not expired (not taken). */
+export function openedCeremony(transaction: LoginTransaction, purposes: readonly Ceremony['purpose'][]): Ceremony | undefined {
+  const ceremony = parseCeremony(transaction.webauthnCeremony);
+  return ceremony && purposes.includes(ceremony.purpose) ? ceremony : undefined;
+}
+
+/** Takes the open ceremony for an answer: once only, whatever the answer turns out to be. */
+export async function takeCeremony(services: Services, transaction: LoginTransaction, purposes: readonly Ceremony['purpose'][]): Promise<Ceremony | undefined> {
+  const ceremony = openedCeremony(transaction, purposes);
+  if (!ceremony || !transaction.webauthnCeremony) return undefined;
+  return (await takeWebauthnCeremony(services.store.db, transaction.id, transaction.webauthnCeremony)) ? ceremony : undefined;
 }

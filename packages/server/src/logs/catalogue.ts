@@ -47,5 +47,6 @@ export type LogEventType = keyof typeof LOG_EVENT_TYPES;
 export function strategyType(strategy: string): string {
   if (strategy === 'auth0') return 'database';
   if (strategy === 'email' || strategy === 'sms') return 'passwordless';
+  if (strategy === 'oauth2' || strategy === 'google-oauth2' || strategy === 'github') return 'social';
   return 'enterprise';
 }

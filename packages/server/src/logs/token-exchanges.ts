@@ -10,6 +10,7 @@ import { ProtocolError } from '../http/errors.js';
 import type { Services } from '../services.js';
 import type { LogEventType } from './catalogue.js';
 import { notesForLog } from './request-notes.js';
+import { observe } from '../metrics/registry.js';
 
 const EXCHANGE_CODES: Record<string, [success: LogEventType, failure: LogEventType]> = {
   client_credentials: ['seccft', 'feccft'],
@@ -28,6 +29,7 @@ export function recordTokenExchange(
 ): void {
   const codes = Object.hasOwn(EXCHANGE_CODES, grantType) ? EXCHANGE_CODES[grantType] : undefined;
   if (!codes) return;
+  observe.tokenExchange(grantType, outcome.ok);
   const notes = notesForLog(request);
   const { outcomeLogged, ...facts } = notes;
   if (outcome.ok) {

@@ -18,6 +18,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Store } from '../store/db.js';
 import type { Database, LogsTable } from '../store/schema.js';
 import type { TenantSettings } from '../store/tenants.js';
+import { observe } from '../metrics/registry.js';
 import { logIdAt, logRow, requestOrigin, type LogFacts, type RequestOrigin } from './log-event.js';
 
 /** How long a recorded event may wait in memory before it is written. */
@@ -37,6 +38,11 @@ const PRUNE_EVERY_MS = 60_000;
 
 /** Inside the caller's transaction: the rows commit or roll back with its change. */
 export async function writeLogEvents(db: Kysely<Database>, rows: readonly LogsTable[]): Promise<void> {
+  for (const row of rows) observe.logEvent(row.type, row.connection);
+  await insertLogRows(db, rows);
+}
+
+async function insertLogRows(db: Kysely<Database>, rows: readonly LogsTable[]): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     await db.insertInto('logs').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
   }
@@ -93,7 +99,9 @@ export class TenantLogWriter {
   }
 
   record(tenantId: string, facts: LogFacts, origin: RequestOrigin): void {
-    this.#pending.push(logRow(tenantId, facts, origin));
+    const row = logRow(tenantId, facts, origin);
+    observe.logEvent(row.type, row.connection);
+    this.#pending.push(row);
     if (this.#pending.length >= FLUSH_AT_ROWS) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }
@@ -111,7 +119,7 @@ export class TenantLogWriter {
     this.#pending = [];
     this.#flushing = (async () => {
       try {
-        await writeLogEvents(this.store.db, rows);
+        await insertLogRows(this.store.db, rows);
       } catch (err) {
         // Kept for the next flush (a database restarting); bounded so that memory is not the next failure.
         this.#pending = [...rows, ...this.#pending];

@@ -7,11 +7,13 @@
  *  3. within the calling client's rate limit (429 with the X-RateLimit-* headers otherwise);
  *  4. carrying at least one of the operation's scopes, else 403 naming them.
  * A token whose subject is a user (not `<client>@clients`) and that passes only through `*current_user*`
- * scopes may act on that user alone (see assertActsOnSelf).
+ * scopes may act on that user alone (see assertActsOnSelf). A user token's `permissions` (RBAC: the user's roles
+ * hold Management API permissions, as the admin console's users do) count like scopes, for any user (#15).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { DpopResourceError, proofAtResource } from '../auth-api/dpop.js';
+import { certificateMismatch } from '../auth-api/sender-constraint.js';
 import { bearerToken, boundKey, dpopToken, verifyAccessToken } from '../crypto/access-token.js';
 import { consumeRateLimit } from '../http/rate-limit/plugin.js';
 import { ProtocolError } from '../http/errors.js';
@@ -53,9 +55,12 @@ export function isCurrentUserScope(scope: string): boolean {
 
 /**
  * RFC 9449 §7: a DPoP-bound token (`cnf.jkt`) comes with the DPoP scheme and a proof of its key (with `ath`);
- * sent as Bearer it is refused, as is an unbound token under the DPoP scheme.
+ * sent as Bearer it is refused, as is an unbound token under the DPoP scheme. RFC 8705 §3: a certificate-bound
+ * token (`cnf["x5t#S256"]`) comes with the same client certificate.
  */
 async function checkSenderConstraint(services: Services, request: FastifyRequest, token: string, payload: JWTPayload, scheme: 'Bearer' | 'DPoP'): Promise<void> {
+  const mismatch = certificateMismatch(request, payload);
+  if (mismatch) throw new Unauthorized(mismatch, 'invalid_token');
   const jkt = boundKey(payload);
   if (scheme === 'Bearer') {
     if (jkt !== undefined) throw new Unauthorized('The access token is DPoP-bound: send it with the DPoP scheme and a proof');
@@ -88,17 +93,20 @@ export function createManagementAuthenticator(services: Services) {
       throw new Unauthorized('Client is not global');
     }
     const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+    const permissions = new Set(isUser && Array.isArray(payload.permissions) ? payload.permissions.filter((p): p is string => typeof p === 'string') : []);
 
-    const principal = { clientId, subject, isUser, scopes, selfOnly: false };
+    // Permissions count like scopes: routes that look for a scope (update:users in a PATCH) see them too.
+    const principal = { clientId, subject, isUser, scopes: new Set([...scopes, ...permissions]), selfOnly: false };
     request.principal = principal;
     // Counted per calling client once it is known; 429 comes before the scope check, as in the reference.
     const rule = request.routeOptions.config.rateLimit;
     if (rule) await consumeRateLimit(services.rateLimitStore, rule, request, reply);
 
     const allowedBy = request.routeOptions.config.scopes ?? [];
+    const byPermission = allowedBy.filter((s) => permissions.has(s));
     const granted = allowedBy.filter((s) => scopes.has(s) && (!isUser || isCurrentUserScope(s)));
-    if (granted.length === 0) throw new InsufficientScope(allowedBy);
-    principal.selfOnly = granted.every(isCurrentUserScope);
+    if (granted.length === 0 && byPermission.length === 0) throw new InsufficientScope(allowedBy);
+    principal.selfOnly = byPermission.length === 0 && granted.every(isCurrentUserScope);
   };
 }
 

@@ -14,6 +14,7 @@ import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { registeredMethod } from '../auth-api/client-auth/index.js';
+import { InvalidSamlpAddon, validateSamlpAddon } from '../auth-api/samlp/addon.js';
 import { newId, randomAlphanumeric } from '../crypto/ids.js';
 import { InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
@@ -266,6 +267,9 @@ const Fields = {
   organization_discovery_methods: orNull(Type.Array(oneOf(['email', 'organization_name']), { minItems: 1, maxItems: 2 })),
   require_pushed_authorization_requests: Type.Boolean(),
   require_proof_of_possession: Type.Boolean(),
+  tls_client_certificate_bound_access_tokens: Type.Boolean({
+    description: 'RFC 8705 §3.4: bind access tokens to the client certificate of the token request (behind a trusted mTLS edge); a token request without one is refused',
+  }),
   signed_request_object: Type.Object(
     {
       required: Type.Optional(Type.Boolean({ description: 'Take only signed request objects (RFC 9101) at /authorize and /oauth/par' })),
@@ -406,6 +410,14 @@ function checkFields(input: CreateInput | UpdateInput, client: NewClient): void 
   if (typeof input.cross_origin_loc === 'string') checkHttpUrl('cross_origin_loc', input.cross_origin_loc);
   if (input.logo_uri) checkHttpUrl('logo_uri', input.logo_uri);
   if (input.initiate_login_uri !== undefined) checkInitiateLoginUri(input.initiate_login_uri);
+  if (input.addons?.samlp !== undefined) {
+    try {
+      validateSamlpAddon(input.addons.samlp);
+    } catch (error) {
+      if (error instanceof InvalidSamlpAddon) throw invalidBody(error.message);
+      throw error;
+    }
+  }
   for (const grantType of input.grant_types ?? []) {
     if (!GRANT_TYPES.has(grantType)) throw invalidBody(`grant_types: ${describe(grantType)} is not a grant type this server knows`);
   }
@@ -565,6 +577,7 @@ function present(client: Client | NewClient, tenantName: string, view: View): Re
     client_secret_sealed: _sealed,
     is_system: _system,
     is_default_app: _defaultApp,
+    is_console: _console,
     client_authentication_methods,
     encryption_key,
     token_endpoint_auth_method,
@@ -860,7 +873,7 @@ export function registerClients(api: App, services: Services): void {
       params: IdParams,
       response: {
         204: noContent('Deleted, with its grants and tokens'),
-        ...errorResponses('management', { 403: 'operation_not_supported: the admin client and the global client cannot be deleted', 404: 'inexistent_client' }),
+        ...errorResponses('management', { 403: 'operation_not_supported: the admin client, the console client and the global client cannot be deleted', 404: 'inexistent_client' }),
       },
     }),
     handler: async (request, reply) => {
@@ -869,6 +882,8 @@ export function registerClients(api: App, services: Services): void {
       // The admin client holds the Management API grant that bootstrap recreates on every start, and its
       // credentials are the operator's way in: deleting it would lock the operator out of this API.
       if (client.is_system) throw new OperationNotSupported('The admin client (the Management API client made at first start) cannot be deleted');
+      // The console signs its admins in through this client: deleting it from the console would lock them out.
+      if (client.is_console) throw new OperationNotSupported('The console client (the admin console\'s own application) cannot be deleted');
       // Its client grants and connection links go in the same statement (ON DELETE CASCADE).
       if (!(await deleteClient(db, request.tenant.id, client.client_id))) throw new ClientNotFound();
       return reply.code(204).send();

@@ -1,6 +1,7 @@
 /**
- * /api/v2/connections (B.8): where users come from. This server has three strategies: `auth0` (a database of
- * users with passwords), `email` and `sms` (passwordless). Options are checked per strategy for the fields it
+ * /api/v2/connections (B.8): where users come from. This server has these strategies: `auth0` (a database of
+ * users with passwords), `email` and `sms` (passwordless), and the upstream identity providers of federation/
+ * (`oidc`, `oauth2`, `google-oauth2`, `github`), whose secret options are write-only and sealed at rest. Options are checked per strategy for the fields it
  * knows, and any other option is stored and echoed as given. PATCH replaces `options` as a whole (as the
  * reference does: send every option). `name` and `strategy` never change. Deleting a connection deletes its
  * users in the same transaction.
@@ -28,11 +29,17 @@ import {
   type ConnectionProperties,
 } from '../store/connections.js';
 import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
+import { githubStrategy } from '../federation/github.js';
+import { googleStrategy } from '../federation/google-oauth2.js';
+import { oauth2Strategy } from '../federation/oauth2.js';
+import { oidcStrategy } from '../federation/oidc.js';
+import { sealStrategySecrets, withSecretsOpened, withoutStrategySecrets } from '../federation/secrets.js';
+import { federationStrategy } from '../federation/strategies.js';
 import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 import { selectFields } from './user-view.js';
 
-export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms'] as const;
+export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github'] as const;
 export type SupportedStrategy = (typeof SUPPORTED_STRATEGIES)[number];
 
 const CONNECTION_ID = '^con_[A-Za-z0-9]{16}$';
@@ -141,9 +148,13 @@ const OPTION_VALIDATORS = {
   auth0: Compile(DatabaseOptions),
   email: Compile(EmailOptions),
   sms: Compile(SmsOptions),
+  oidc: Compile(oidcStrategy.optionsSchema),
+  oauth2: Compile(oauth2Strategy.optionsSchema),
+  'google-oauth2': Compile(googleStrategy.optionsSchema),
+  github: Compile(githubStrategy.optionsSchema),
 } as const;
 
-const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms)' });
+const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github); secrets (client_secret, private keys) are write-only' });
 const Metadata = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 }), { maxProperties: 10 });
 const Active = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const ClientId = Type.String({ minLength: 1, maxLength: 64 });
@@ -215,12 +226,24 @@ function present(connection: Connection, enabledClients: string[]): ConnectionVi
     ...(display_name !== undefined && { display_name }),
     strategy,
     // Connection secrets are write-only.
-    options: withoutConnectionSecrets(options),
+    options: shownOptions(strategy, options),
     enabled_clients: enabledClients,
     realms: realms ?? [name],
     is_domain_connection: is_domain_connection ?? false,
     ...rest,
   };
+}
+
+function shownOptions(strategy: string, options: Record<string, unknown>): Record<string, unknown> {
+  const federated = federationStrategy(strategy);
+  return federated ? withoutStrategySecrets(federated, options) : withoutConnectionSecrets(options);
+}
+
+/** `options` as stored: secrets sealed (a secret not sent keeps its sealed value from `previous`). */
+function storedOptions(services: Services, strategy: string, connectionId: string, options: Record<string, unknown>, previous?: Record<string, unknown>): Record<string, unknown> {
+  const federated = federationStrategy(strategy);
+  if (federated) return sealStrategySecrets(federated, services.sealer, connectionId, options, previous);
+  return strategy === 'sms' ? sealConnectionSecrets(services.sealer, connectionId, options, previous) : options;
 }
 
 function isSupported(strategy: string): strategy is SupportedStrategy {
@@ -249,6 +272,8 @@ function validateOptions(strategy: SupportedStrategy, options: Record<string, un
       throw new InvalidInput('body', 'options.validation.username: min must not be greater than max');
     }
   }
+  const problem = federationStrategy(strategy)?.checkOptions(options);
+  if (problem) throw new InvalidInput('body', `${problem} (strategy ${strategy})`);
   if (strategy === 'email' && typeof options.authParams === 'string') {
     let parsed: unknown;
     try {
@@ -270,6 +295,11 @@ function defaultOptions(strategy: SupportedStrategy): Record<string, unknown> {
     case 'email':
     case 'sms':
       return { brute_force_protection: true };
+    case 'oidc':
+    case 'oauth2':
+    case 'google-oauth2':
+    case 'github':
+      return federationStrategy(strategy)!.defaultOptions();
   }
 }
 
@@ -340,7 +370,7 @@ export function registerConnections(api: App, services: Services): void {
       const id = newId.connection();
       const sent = { ...defaultOptions(strategy), ...fields.options };
       validateOptions(strategy, sent);
-      const options = strategy === 'sms' ? sealConnectionSecrets(services.sealer, id, sent) : sent;
+      const options = storedOptions(services, strategy, id, sent);
       await assertClientsExist(services, request.tenant.id, enabled_clients);
       if (await findConnectionByName(db, request.tenant.id, name)) throw new ConnectionConflict(name);
       const connection: Connection = { ...settableProperties(fields), id, tenant_id: request.tenant.id, name, strategy, options };
@@ -388,13 +418,15 @@ export function registerConnections(api: App, services: Services): void {
         throw new InvalidInput('body', 'The strategy of a connection cannot be changed');
       }
       const strategy = connection.strategy;
+      const federated = federationStrategy(strategy);
       if (body.options !== undefined) {
         if (!isSupported(strategy)) throw unsupportedStrategy(strategy);
-        validateOptions(strategy, body.options);
+        // Secrets are write-only: options sent back without them are checked with the ones kept.
+        validateOptions(strategy, federated ? withSecretsOpened(federated, services.sealer, connection.id, connection.options, body.options) : body.options);
       }
       if (body.enabled_clients) await assertClientsExist(services, request.tenant.id, body.enabled_clients);
       const updated: Connection = { ...connection, ...settableProperties(body) };
-      if (body.options !== undefined && strategy === 'sms') updated.options = sealConnectionSecrets(services.sealer, connection.id, body.options, connection.options);
+      if (body.options !== undefined) updated.options = storedOptions(services, strategy, connection.id, body.options, connection.options);
       await updateConnection(db, updated, body.enabled_clients);
       return present(updated, await listEnabledClients(db, connection.id));
     },

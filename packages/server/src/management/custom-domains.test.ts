@@ -10,6 +10,7 @@ import { lookup } from 'node:dns/promises';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCustomDomainByName, markCustomDomainReady } from '../store/custom-domains.js';
+import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 
@@ -183,5 +184,43 @@ describe.each(dialects)('custom domains (%s)', (dialect) => {
     expect((await call('DELETE', `/custom-domains/${created.body.custom_domain_id}`)).status).toBe(204);
     server.server.services.tenants.invalidate();
     expect((await fetch(`${server.url}/api/v2/custom-domains`, { headers: { authorization: `Bearer ${customToken}` } })).status).toBe(401);
+  });
+
+  it('sends verification and reset links on the host the signup or the reset request came on', async () => {
+    const host = 'mail.example.invalid';
+    const created = await call('POST', '/custom-domains', { domain: host, type: 'self_managed_certs' });
+    await markCustomDomainReady(server.server.prepared.store.db, (await findCustomDomainByName(server.server.prepared.store.db, host))!);
+    server.server.services.tenants.invalidate();
+    const clientId = server.server.prepared.bootstrap!.defaultAppClientId!;
+    const json = { 'content-type': 'application/json' };
+    /** The links of the newest dev-mailbox email to `to` that has one to `path`. */
+    const linkTo = async (to: string, path: string) => {
+      let found: string | undefined;
+      await expect
+        .poll(async () => {
+          const page = await (await fetch(`${server.url}/dev/mailbox`)).text();
+          const emails = page.split('<article').filter((email) => email.includes(`To ${to} `));
+          const links = emails.flatMap((email) => [...email.matchAll(/href="(https?:\/\/[^"]+)"/g)].map((m) => m[1]!.replaceAll('&amp;', '&')));
+          found = links.find((link) => new URL(link).pathname === path);
+          return found;
+        })
+        .toBeDefined();
+      return new URL(found!);
+    };
+
+    const onCustom = 'custom-host@example.com';
+    const signup = await onHost(host, 'POST', '/dbconnections/signup', json, JSON.stringify({ client_id: clientId, connection: DATABASE_CONNECTION_NAME, email: onCustom, password: 'Custom-Host-Passw0rd!' }));
+    expect(signup.status).toBe(200);
+    expect((await linkTo(onCustom, '/u/email-verification')).host).toBe(`${host}:${port}`);
+    expect((await onHost(host, 'POST', '/dbconnections/change_password', json, JSON.stringify({ client_id: clientId, connection: DATABASE_CONNECTION_NAME, email: onCustom }))).status).toBe(200);
+    expect((await linkTo(onCustom, '/u/reset-password/ticket')).host).toBe(`${host}:${port}`);
+
+    // The same on the tenant's own host: its own links.
+    const onOwn = 'own-host@example.com';
+    const own = await fetch(`${server.url}/dbconnections/signup`, { method: 'POST', headers: json, body: JSON.stringify({ client_id: clientId, connection: DATABASE_CONNECTION_NAME, email: onOwn, password: 'Own-Host-Passw0rd!' }) });
+    expect(own.status).toBe(200);
+    expect((await linkTo(onOwn, '/u/email-verification')).host).toBe(new URL(server.url).host);
+    expect((await call('DELETE', `/custom-domains/${created.body.custom_domain_id}`)).status).toBe(204);
+    server.server.services.tenants.invalidate();
   });
 });

@@ -61,7 +61,7 @@ describe('Management API: guardian and authentication methods', () => {
     await test?.close();
   });
 
-  it('lists every factor, switches otp and recovery-code, and answers 501 for factors not offered', async () => {
+  it('lists every factor, switches otp, webauthn-roaming, webauthn-platform and recovery-code, and answers 501 for factors not offered', async () => {
     const factors = await call('GET', '/guardian/factors');
     expect(factors.status).toBe(200);
     expect(factors.body.map((f) => f.name)).toEqual(['push-notification', 'sms', 'email', 'duo', 'otp', 'webauthn-roaming', 'webauthn-platform', 'recovery-code']);
@@ -76,6 +76,12 @@ describe('Management API: guardian and authentication methods', () => {
     await expectError(call('PUT', '/guardian/factors/otp', { enabled: 'yes' }), 400, 'invalid_body');
     await expectError(call('PUT', '/guardian/factors/otp', {}), 400, 'invalid_body');
     expect(await call('PUT', '/guardian/factors/otp', { enabled: false })).toEqual({ status: 200, body: { enabled: false } });
+    // WebAuthn: security keys and this device's authenticator are switched like otp.
+    expect(await call('PUT', '/guardian/factors/webauthn-roaming', { enabled: true })).toEqual({ status: 200, body: { enabled: true } });
+    expect(await call('PUT', '/guardian/factors/webauthn-platform', { enabled: true })).toEqual({ status: 200, body: { enabled: true } });
+    expect((await call('GET', '/guardian/factors')).body.filter((f) => f.enabled).map((f) => f.name)).toEqual(['webauthn-roaming', 'webauthn-platform', 'recovery-code']);
+    expect(await call('PUT', '/guardian/factors/webauthn-roaming', { enabled: false })).toEqual({ status: 200, body: { enabled: false } });
+    expect(await call('PUT', '/guardian/factors/webauthn-platform', { enabled: false })).toEqual({ status: 200, body: { enabled: false } });
   });
 
   it('sets the policy to all-applications and back, refusing what is not a policy here', async () => {

@@ -1,7 +1,7 @@
 /**
  * /api/v2/guardian (the reference's names): the tenant's MFA policy and which factors are enabled (mfa/policy.ts).
- *  - GET /guardian/factors lists every factor the reference knows, each with `enabled`; only `otp` and
- *    `recovery-code` exist here, so the others are always disabled.
+ *  - GET /guardian/factors lists every factor the reference knows, each with `enabled`; `otp`,
+ *    `webauthn-roaming`, `webauthn-platform` and `recovery-code` exist here, so the others are always disabled.
  *  - PUT /guardian/factors/{name} switches one; enabling a factor this service does not offer answers 501
  *    (disabling it is true already, so it succeeds).
  *  - GET/PUT /guardian/policies: [] (never) or ["all-applications"]; the reference's `confidence-score`
@@ -50,13 +50,13 @@ export function registerGuardian(api: App, services: Services): void {
       summary: 'Enable or disable an MFA factor',
       params: Type.Object({ name: FactorName }),
       body: Enabled,
-      response: { 200: Enabled, ...errorResponses('management', { 501: 'not_offered: a factor this server does not offer (only otp and recovery-code)' }) },
+      response: { 200: Enabled, ...errorResponses('management', { 501: 'not_offered: a factor this server does not offer (only otp, webauthn-roaming, webauthn-platform and recovery-code)' }) },
     }),
     handler: async (request) => {
       const name = request.params.name as GuardianFactorName;
       const { enabled } = request.body;
       if (!SUPPORTED_FACTORS.includes(name)) {
-        if (enabled) throw new NotOffered(`The ${name} factor`, 'is not offered by this server (otp and recovery-code are).');
+        if (enabled) throw new NotOffered(`The ${name} factor`, 'is not offered by this server (otp, webauthn-roaming, webauthn-platform and recovery-code are).');
         return { enabled: false };
       }
       const tenant = await current(request.tenant.id);

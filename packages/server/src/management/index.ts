@@ -31,6 +31,8 @@ import { registerRateLimitPolicies } from './rate-limit-policies.js';
 import { registerAttackProtection } from './attack-protection.js';
 import { registerJobs } from './jobs.js';
 import { registerLogs } from './logs.js';
+import { registerLogStreams } from './log-streams.js';
+import { registerStats } from './stats.js';
 import { registerJobsUsersExports } from './jobs-users-exports.js';
 import { registerJobsUsersImports } from './jobs-users-imports.js';
 import { registerJobsVerificationEmail } from './jobs-verification-email.js';
@@ -93,6 +95,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerRateLimitPolicies(api as App, services);
       registerAttackProtection(api as App, services);
       registerLogs(api as App, services);
+      registerLogStreams(api as App, services);
+      registerStats(api as App, services);
       registerJobs(api as App, services);
       registerJobsUsersImports(api as App, services);
       registerJobsUsersExports(api as App, services);

@@ -39,7 +39,6 @@ describe('Management API: reference features not offered', () => {
     expect(await call('GET', '/actions/actions?page=0&per_page=100&deployed=true')).toEqual({ status: 200, body: { actions: [], total: 0, page: 0, per_page: 100 } });
     expect(await call('GET', '/actions/triggers')).toEqual({ status: 200, body: { triggers: [] } });
     expect(await call('GET', '/actions/triggers/post-login/bindings')).toEqual({ status: 200, body: { bindings: [], total: 0, page: 0, per_page: 50 } });
-    expect(await call('GET', '/log-streams')).toEqual({ status: 200, body: [] });
     expect(await call('GET', '/token-exchange-profiles')).toEqual({ status: 200, body: { token_exchange_profiles: [] } });
     expect(await call('GET', '/forms?include_totals=true')).toMatchObject({ status: 200, body: { forms: [], total: 0 } });
     expect((await call('GET', '/rules?per_page=1000')).status).toBe(400);
@@ -52,7 +51,7 @@ describe('Management API: reference features not offered', () => {
     expect(await call('GET', '/rules')).toEqual({ status: 200, body: [] });
     const binding = await call('PATCH', '/actions/triggers/post-login/bindings', { bindings: [] });
     expect(binding).toMatchObject({ status: 501, body: { message: expect.stringMatching(/^Actions are not offered/) } });
-    expect((await call('DELETE', '/log-streams/lst_1')).body).toMatchObject({ message: expect.stringMatching(/^Log streams are not offered/) });
+    expect((await call('DELETE', '/network-acls/acl_1')).body).toMatchObject({ message: expect.stringMatching(/^Network ACLs are not offered/) });
     // Every write of every feature.
     for (const entry of NOT_OFFERED) {
       for (const write of entry.writes) {

@@ -2,8 +2,8 @@
  * Reference features this server does not offer, answered honestly so that tools which read a whole tenant
  * (auth0-deploy-cli's dump, Terraform's refresh) work: each list reads as the reference's empty shape (there is
  * nothing of that kind here, and nothing can be made), and every write is a 501 naming the feature. Nothing is
- * stored: a write that succeeded would claim a behaviour (a rule running at login, a log stream receiving
- * logs) that never happens.
+ * stored: a write that succeeded would claim a behaviour (a rule running at login, a form shown
+ * at signup) that never happens.
  *
  * The table below is the whole list; README "Reference features not offered" shows it to operators.
  */
@@ -127,18 +127,6 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { method: 'POST', path: '/flows/vault/connections' },
       { method: 'PATCH', path: '/flows/vault/connections/:id' },
       { method: 'DELETE', path: '/flows/vault/connections/:id' },
-    ],
-  },
-  {
-    feature: 'Log streams',
-    why: 'tenant logs pushed to a third party; read them from GET /api/v2/logs by checkpoint (from, take) instead',
-    readScope: 'read:log_streams',
-    writeScope: { create: 'create:log_streams', update: 'update:log_streams', delete: 'delete:log_streams' },
-    reads: [{ path: '/log-streams', shape: { paging: 'array' } }],
-    writes: [
-      { method: 'POST', path: '/log-streams' },
-      { method: 'PATCH', path: '/log-streams/:id' },
-      { method: 'DELETE', path: '/log-streams/:id' },
     ],
   },
   {

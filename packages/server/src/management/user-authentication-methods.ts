@@ -1,8 +1,10 @@
 /**
  * A user's second factors through the Management API (the reference's names and scopes):
  *  - /users/{id}/authentication-methods: list (offset paging, collection `authenticators`), get one, delete
- *    one, delete all;
- *  - /users/{id}/enrollments: the user's authenticator (TOTP) enrollments in the older Guardian shape;
+ *    one, delete all; WebAuthn credentials (webauthn-roaming, webauthn-platform, passkey) carry the
+ *    reference's key_id, public_key, credential_device_type… beside the common fields;
+ *  - /users/{id}/enrollments: the user's second-factor enrollments (TOTP as `authenticator`, security keys and
+ *    platform authenticators as `webauthn-roaming`/`webauthn-platform`) in the older Guardian shape;
  *  - POST /users/{id}/recovery-code-regeneration: a new recovery code, returned once (the old one stops working);
  *  - DELETE /users/{id}/authenticators: every factor at once, so the user enrolls afresh at the next login.
  * Creating or updating a method through this API (the reference's POST/PATCH) is not offered: a TOTP secret
@@ -14,6 +16,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import { recoveryCode } from '../mfa/recovery-code.js';
+import { relyingParty, userHandle } from '../mfa/webauthn.js';
 import type { App, Services } from '../services.js';
 import { deleteMfaEnrollment, deleteMfaEnrollments, findMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import { findPrimaryUser, type User } from '../store/users.js';
@@ -29,24 +32,36 @@ const ListQuery = Type.Object(offsetPaging, { additionalProperties: false });
 
 const Method = Type.Object({
   id: Type.String(),
-  type: Type.Union([Type.Literal('totp'), Type.Literal('recovery-code')]),
+  type: Type.Union([Type.Literal('totp'), Type.Literal('recovery-code'), Type.Literal('webauthn-roaming'), Type.Literal('webauthn-platform'), Type.Literal('passkey')]),
   confirmed: Type.Boolean(),
   created_at: Type.String({ format: 'date-time' }),
   enrolled_at: Type.Optional(Type.String({ format: 'date-time' })),
   last_auth_at: Type.Optional(Type.String({ format: 'date-time' })),
+  // WebAuthn credentials (the reference's fields for webauthn-roaming, webauthn-platform and passkey).
+  key_id: Type.Optional(Type.String({ description: 'The credential id, base64url' })),
+  public_key: Type.Optional(Type.String({ description: 'The COSE public key, base64' })),
+  relying_party_identifier: Type.Optional(Type.String()),
+  credential_device_type: Type.Optional(Type.Union([Type.Literal('single_device'), Type.Literal('multi_device')])),
+  credential_backed_up: Type.Optional(Type.Boolean()),
+  identity_user_id: Type.Optional(Type.String()),
+  user_agent: Type.Optional(Type.String()),
+  transports: Type.Optional(Type.Array(Type.String())),
+  user_handle: Type.Optional(Type.String({ description: 'The WebAuthn user handle, base64url' })),
 });
+const EnrollmentKind = Type.Union([Type.Literal('authenticator'), Type.Literal('webauthn-roaming'), Type.Literal('webauthn-platform')]);
 const Enrollment = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal('pending'), Type.Literal('confirmed')]),
-  type: Type.Literal('authenticator'),
-  auth_method: Type.Literal('authenticator'),
+  type: EnrollmentKind,
+  auth_method: EnrollmentKind,
   enrolled_at: Type.Optional(Type.String({ format: 'date-time' })),
   last_auth: Type.Optional(Type.String({ format: 'date-time' })),
 });
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function methodView(e: MfaEnrollment) {
+function methodView(e: MfaEnrollment, relyingPartyId: string) {
+  const credential = e.credential;
   return {
     id: e.id,
     type: e.type,
@@ -54,15 +69,30 @@ function methodView(e: MfaEnrollment) {
     created_at: iso(e.createdAt),
     ...(e.confirmedAt !== null && { enrolled_at: iso(e.confirmedAt) }),
     ...(e.lastAuthAt !== null && { last_auth_at: iso(e.lastAuthAt) }),
+    ...(credential && {
+      key_id: credential.id,
+      public_key: Buffer.from(credential.publicKey, 'base64url').toString('base64'),
+      relying_party_identifier: relyingPartyId,
+      credential_device_type: credential.deviceType === 'multiDevice' ? ('multi_device' as const) : ('single_device' as const),
+      credential_backed_up: credential.backedUp,
+      identity_user_id: e.userId.slice(e.userId.indexOf('|') + 1),
+      ...(credential.userAgent && { user_agent: credential.userAgent }),
+      transports: credential.transports,
+      user_handle: Buffer.from(userHandle(e.tenantId, e.userId)).toString('base64url'),
+    }),
   };
 }
 
-function enrollmentView(e: MfaEnrollment) {
+/** Guardian enrollments: the second factors (an authenticator app, security keys, this device's authenticator). */
+const ENROLLMENT_KINDS = { totp: 'authenticator', 'webauthn-roaming': 'webauthn-roaming', 'webauthn-platform': 'webauthn-platform' } as const;
+
+function enrollmentView(e: MfaEnrollment & { type: keyof typeof ENROLLMENT_KINDS }) {
+  const kind = ENROLLMENT_KINDS[e.type];
   return {
     id: e.id,
     status: e.confirmed ? ('confirmed' as const) : ('pending' as const),
-    type: 'authenticator' as const,
-    auth_method: 'authenticator' as const,
+    type: kind,
+    auth_method: kind,
     ...(e.confirmedAt !== null && { enrolled_at: iso(e.confirmedAt) }),
     ...(e.lastAuthAt !== null && { last_auth: iso(e.lastAuthAt) }),
   };
@@ -92,7 +122,7 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     }),
     handler: async (request) => {
       const user = await userOr404(request.tenant.id, request.params.id);
-      return paginate((await listMfaEnrollments(db, request.tenant.id, user.user_id)).map(methodView), request.query, 'authenticators');
+      return paginate((await listMfaEnrollments(db, request.tenant.id, user.user_id)).map((e) => methodView(e, relyingParty(request.tenant).id)), request.query, 'authenticators');
     },
   });
 
@@ -106,7 +136,7 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
       const user = await userOr404(request.tenant.id, request.params.id);
       const method = await findMfaEnrollment(db, request.tenant.id, user.user_id, request.params.authentication_method_id);
       if (!method) throw new AuthenticationMethodNotFound();
-      return methodView(method);
+      return methodView(method, relyingParty(request.tenant).id);
     },
   });
 
@@ -147,7 +177,9 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     }),
     handler: async (request) => {
       const user = await userOr404(request.tenant.id, request.params.id);
-      return (await listMfaEnrollments(db, request.tenant.id, user.user_id)).filter((e) => e.type === 'totp').map(enrollmentView);
+      return (await listMfaEnrollments(db, request.tenant.id, user.user_id))
+        .filter((e): e is MfaEnrollment & { type: keyof typeof ENROLLMENT_KINDS } => Object.hasOwn(ENROLLMENT_KINDS, e.type))
+        .map(enrollmentView);
     },
   });
 

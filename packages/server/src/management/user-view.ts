@@ -9,6 +9,7 @@ import type { Services } from '../services.js';
 import { listConnections, type Connection } from '../store/connections.js';
 import { displayName, displayNickname } from '../store/user-names.js';
 import { listLinkedIdentities, type User } from '../store/users.js';
+import { federationStrategy } from '../federation/strategies.js';
 
 export const Identity = Type.Object(
   { connection: Type.String(), user_id: Type.String(), provider: Type.String(), isSocial: Type.Boolean() },
@@ -54,11 +55,12 @@ export interface Context {
 
 function identityOf(user: User, context: Context, secondary: boolean): IdentityView {
   const { provider, id } = splitUserId(user.user_id);
+  const connection = context.connections.get(user.connection_id);
   return {
-    connection: context.connections.get(user.connection_id)?.name ?? '',
+    connection: connection?.name ?? '',
     user_id: id,
     provider,
-    isSocial: false,
+    isSocial: connection ? (federationStrategy(connection.strategy)?.isSocial ?? false) : false,
     ...(secondary && { profileData: profileData(user) }),
   };
 }

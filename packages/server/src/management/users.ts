@@ -55,6 +55,7 @@ import {
 } from '../store/users.js';
 import { assertActsOnSelf, InsufficientScope } from './authenticate.js';
 import { deletedUserEventObject, userEventObject } from './event-objects.js';
+import { withUpstreamTokens } from '../federation/idp-tokens.js';
 import { operation } from './operation.js';
 import { logRow, requestOrigin } from '../logs/log-event.js';
 import { writeLogEvents } from '../logs/writer.js';
@@ -452,7 +453,10 @@ export function registerUsers(api: App, services: Services): void {
     handler: async (request) => {
       assertActsOnSelf(request, request.params.id);
       const user = await findOr404(request.tenant.id, request.params.id);
-      return selectFields(await presentOne(services, request.tenant.id, user), request.query.fields, request.query.include_fields);
+      const view = await presentOne(services, request.tenant.id, user);
+      // The upstream's tokens of federated identities: for read:user_idp_tokens only.
+      const shown = request.principal.scopes.has('read:user_idp_tokens') ? await withUpstreamTokens(services, view) : view;
+      return selectFields(shown, request.query.fields, request.query.include_fields);
     },
   });
 

@@ -8,6 +8,7 @@
  * SMTP 5xx answer (the server refuses the message for good) fails at once. Delivery is at least once: a row is
  * leased while it is being sent, and a process that dies holding it leaves it to be sent again.
  */
+import { observe } from '../metrics/registry.js';
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from '../config.js';
@@ -235,6 +236,7 @@ export class EmailQueue implements Mailer {
         await settleEmail(db, row, { status: 'sent' });
         log?.info({ emailId: row.id, attempt: row.attempt_count + 1 }, 'email sent');
       } catch (err) {
+        observe.emailFailed();
         const failure = describeFailure(err);
         const delay = EMAIL_RETRY_DELAYS_MS[row.attempt_count];
         if (failure.permanent || delay === undefined) {

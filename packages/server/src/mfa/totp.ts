@@ -5,13 +5,22 @@
  * (store/mfa-enrollments.ts advanceTimeStep), so a code seen over someone's shoulder, or sent twice at once,
  * works once. The secret is sealed at rest, bound to its enrollment's id.
  */
-import { generateSecret, generateURI, verify } from 'otplib';
+import { createGuardrails, generateSecret, generateURI, verify } from 'otplib';
+import type { Sealer } from '../crypto/sealing.js';
 import { randomAlphanumeric } from '../crypto/ids.js';
 import { advanceTimeStep, insertMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import type { Factor, FactorContext } from './factor.js';
 
 const PERIOD_SECONDS = 30;
 const CODE = /^\d{6}$/;
+
+/**
+ * The shortest secret accepted: 80 bits, what Google Authenticator long issued and what users of an imported
+ * tenant's apps still hold (the reference imports them). Below RFC 4226's 128 bits, which our own secrets keep
+ * (160 bits); otplib's default guardrail would throw on such a secret at login instead of checking the code.
+ */
+export const MIN_IMPORTED_SECRET_BYTES = 10;
+const guardrails = createGuardrails({ MIN_SECRET_BYTES: MIN_IMPORTED_SECRET_BYTES });
 
 export interface TotpEnrollment {
   enrollment: MfaEnrollment;
@@ -27,6 +36,29 @@ export function totpSecretOf(context: Pick<FactorContext, 'sealer' | 'tenantId'>
   if (enrollment.type !== 'totp' || !enrollment.secretSealed) throw new Error(`enrollment ${enrollment.id} has no TOTP secret`);
   return context.sealer.unseal(enrollment.secretSealed, sealContext(context.tenantId, enrollment.id));
 }
+
+/**
+ * A confirmed enrollment for a secret brought from elsewhere (a user import's `mfa_factors[].totp.secret`,
+ * unpadded Base32), sealed like one enrolled here; the caller sets the user.
+ */
+export function importedTotpEnrollment(sealer: Sealer, tenantId: string, secret: string, now: number): Omit<MfaEnrollment, 'userId'> {
+  const id = `totp|dev_${randomAlphanumeric(16)}`;
+  return {
+    id,
+    tenantId,
+    type: 'totp',
+    confirmed: true,
+    secretSealed: sealer.seal(secret, sealContext(tenantId, id)),
+    codeHash: null,
+    lastTimeStep: null,
+    createdAt: now,
+    confirmedAt: now,
+    lastAuthAt: null,
+  };
+}
+
+/** Bytes a secret of unpadded Base32 holds (5 bits a character, trailing bits dropped). */
+export const base32Bytes = (secret: string): number => Math.floor((secret.length * 5) / 8);
 
 /** Spaces and dashes people type between digit groups do not count. */
 export function normaliseCode(answer: string): string {
@@ -76,6 +108,7 @@ export const totp: Factor<TotpEnrollment> = {
       epoch: Math.floor(context.now / 1000),
       // One step either side.
       epochTolerance: PERIOD_SECONDS,
+      guardrails,
       ...(enrollment.lastTimeStep !== null && { afterTimeStep: enrollment.lastTimeStep }),
     });
     // otplib's functional verify answers for HOTP and TOTP alike; a TOTP answer carries the step it matched.

@@ -85,7 +85,6 @@ export const OPAQUE_CLIENT_FIELDS = [
   'custom_login_page_preview',
   'form_template',
   'custom_login_page_on',
-  'compliance_level',
   'skip_non_verifiable_callback_uri_confirmation_prompt',
   'third_party_security_mode',
   'redirection_policy',
@@ -131,11 +130,17 @@ export interface ClientProperties extends Partial<Record<OpaqueClientField, unkn
   is_token_endpoint_ip_header_trusted?: boolean;
   require_pushed_authorization_requests?: boolean;
   require_proof_of_possession?: boolean;
+  /** RFC 8705 §3.4: access tokens bound to the client certificate of the token request. */
+  tls_client_certificate_bound_access_tokens?: boolean;
+  /** A FAPI profile; those whose sender constraint is mTLS bind access tokens to the client certificate. */
+  compliance_level?: string | null;
   par_request_expiry?: number;
   /** Not deletable through the Management API (the admin client). */
   is_system?: boolean;
   /** The demo app made at first start; its URLs follow the public URL. */
   is_default_app?: boolean;
+  /** The admin console's own SPA client (#15), made at every start where it is missing; not deletable. */
+  is_console?: boolean;
 }
 
 export interface Client extends ClientProperties {

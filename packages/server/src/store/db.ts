@@ -23,6 +23,8 @@ export interface Store {
   schema?: string;
   /** A cheap round trip, for /readyz. */
   ping(): Promise<void>;
+  /** PostgreSQL: the connection pool's counts, for /metrics (SQLite has no pool). */
+  poolStats?(): { total: number; idle: number; waiting: number; max: number };
   close(): Promise<void>;
 }
 
@@ -139,6 +141,7 @@ function openPostgres(connectionString: string, schema: string | undefined, onQu
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max }),
     close: () => db.destroy(),
   };
 }

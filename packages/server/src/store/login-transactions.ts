@@ -32,3 +32,17 @@ export async function deleteLoginTransaction(db: Kysely<Database>, id: string): 
 export async function purgeExpiredLoginTransactions(db: Kysely<Database>, now = Date.now()): Promise<void> {
   await db.deleteFrom('login_transactions').where('expires_at', '<', now).execute();
 }
+
+/** Keeps the WebAuthn ceremony a page started on its transaction (replacing any earlier one). */
+export async function setWebauthnCeremony(db: Kysely<Database>, id: string, ceremony: string): Promise<void> {
+  await db.updateTable('login_transactions').set({ webauthn_ceremony: ceremony }).where('id', '=', id).execute();
+}
+
+/**
+ * Takes the ceremony `ceremony` (as read with the transaction): true for the one request that cleared it, so
+ * an answer to one challenge is accepted once, even when sent twice at once.
+ */
+export async function takeWebauthnCeremony(db: Kysely<Database>, id: string, ceremony: string): Promise<boolean> {
+  const result = await db.updateTable('login_transactions').set({ webauthn_ceremony: null }).where('id', '=', id).where('webauthn_ceremony', '=', ceremony).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

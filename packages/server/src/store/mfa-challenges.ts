@@ -12,6 +12,9 @@ export interface MfaChallenge {
   recoveryCodeSealed: string | null;
   expiresAt: number;
   createdAt: number;
+  /** The email factor: the live code's expiry (undefined when none is), and how many codes were sent. */
+  emailCodeExpiresAt?: number;
+  emailCodesSent?: number;
 }
 
 function fromRow(row: MfaChallengesTable): MfaChallenge {
@@ -24,6 +27,8 @@ function fromRow(row: MfaChallengesTable): MfaChallenge {
     recoveryCodeSealed: row.recovery_code_sealed,
     expiresAt: Number(row.expires_at),
     createdAt: Number(row.created_at),
+    ...(row.email_code_hash && row.email_code_expires_at !== null && row.email_code_expires_at !== undefined && { emailCodeExpiresAt: Number(row.email_code_expires_at) }),
+    emailCodesSent: Number(row.email_codes_sent ?? 0),
   };
 }
 
@@ -64,4 +69,27 @@ export async function deleteMfaChallenge(db: Kysely<Database>, id: string): Prom
 
 export async function purgeExpiredMfaChallenges(db: Kysely<Database>, now = Date.now()): Promise<void> {
   await db.deleteFrom('mfa_challenges').where('expires_at', '<', now).execute();
+}
+
+/** Keeps the hash of a newly emailed code, unless `maxSent` codes were already sent; false then. */
+export async function setEmailCode(db: Kysely<Database>, id: string, codeHash: string, expiresAt: number, maxSent: number): Promise<boolean> {
+  const result = await db
+    .updateTable('mfa_challenges')
+    .set((eb) => ({ email_code_hash: codeHash, email_code_expires_at: expiresAt, email_codes_sent: eb('email_codes_sent', '+', 1) }))
+    .where('id', '=', id)
+    .where('email_codes_sent', '<', maxSent)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Uses up the emailed code whose hash is `codeHash`, if it is still live: true for the one request that did. */
+export async function consumeEmailCode(db: Kysely<Database>, id: string, codeHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('mfa_challenges')
+    .set({ email_code_hash: null, email_code_expires_at: null })
+    .where('id', '=', id)
+    .where('email_code_hash', '=', codeHash)
+    .where('email_code_expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

@@ -19,6 +19,21 @@ export interface MfaEnrollment {
   createdAt: number;
   confirmedAt: number | null;
   lastAuthAt: number | null;
+  /** WebAuthn enrollments only (0024). */
+  credential?: WebauthnCredential;
+}
+
+/** A public-key credential (WebAuthn), as registered. */
+export interface WebauthnCredential {
+  /** base64url. */
+  id: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  signCount: number;
+  transports: string[];
+  deviceType: 'singleDevice' | 'multiDevice';
+  backedUp: boolean;
+  userAgent: string | null;
 }
 
 const num = (v: number | string | null): number | null => (v === null ? null : Number(v));
@@ -36,26 +51,89 @@ function fromRow(row: MfaEnrollmentsTable): MfaEnrollment {
     createdAt: Number(row.created_at),
     confirmedAt: num(row.confirmed_at),
     lastAuthAt: num(row.last_auth_at),
+    ...(row.credential_id && row.public_key
+      ? {
+          credential: {
+            id: row.credential_id,
+            publicKey: row.public_key,
+            signCount: Number(row.sign_count ?? 0),
+            transports: JSON.parse(row.transports ?? '[]') as string[],
+            deviceType: row.device_type === 'multiDevice' ? 'multiDevice' : 'singleDevice',
+            backedUp: Number(row.backed_up) === 1,
+            userAgent: row.user_agent ?? null,
+          },
+        }
+      : {}),
+  };
+}
+
+function toRow(e: MfaEnrollment): MfaEnrollmentsTable {
+  return {
+    id: e.id,
+    tenant_id: e.tenantId,
+    user_id: e.userId,
+    type: e.type,
+    confirmed: e.confirmed ? 1 : 0,
+    secret_sealed: e.secretSealed,
+    code_hash: e.codeHash,
+    last_time_step: e.lastTimeStep,
+    created_at: e.createdAt,
+    confirmed_at: e.confirmedAt,
+    last_auth_at: e.lastAuthAt,
+    ...(e.credential && {
+      credential_id: e.credential.id,
+      public_key: e.credential.publicKey,
+      sign_count: e.credential.signCount,
+      transports: JSON.stringify(e.credential.transports),
+      device_type: e.credential.deviceType,
+      backed_up: e.credential.backedUp ? 1 : 0,
+      user_agent: e.credential.userAgent,
+    }),
   };
 }
 
 export async function insertMfaEnrollment(db: Kysely<Database>, e: MfaEnrollment): Promise<void> {
-  await db
-    .insertInto('mfa_enrollments')
-    .values({
-      id: e.id,
-      tenant_id: e.tenantId,
-      user_id: e.userId,
-      type: e.type,
-      confirmed: e.confirmed ? 1 : 0,
-      secret_sealed: e.secretSealed,
-      code_hash: e.codeHash,
-      last_time_step: e.lastTimeStep,
-      created_at: e.createdAt,
-      confirmed_at: e.confirmedAt,
-      last_auth_at: e.lastAuthAt,
-    })
+  await db.insertInto('mfa_enrollments').values(toRow(e)).execute();
+}
+
+/** Many enrollments in one statement (a user import's batch). */
+export async function insertMfaEnrollments(db: Kysely<Database>, enrollments: MfaEnrollment[]): Promise<void> {
+  if (enrollments.length > 0) await db.insertInto('mfa_enrollments').values(enrollments.map(toRow)).execute();
+}
+
+/** Which of `userIds` already have a confirmed enrollment of `type`. */
+export async function usersEnrolledIn(db: Kysely<Database>, tenantId: string, userIds: string[], type: MfaEnrollmentType): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('mfa_enrollments')
+    .select('user_id')
+    .where('tenant_id', '=', tenantId)
+    .where('type', '=', type)
+    .where('confirmed', '=', 1)
+    .where('user_id', 'in', userIds)
     .execute();
+  return new Set(rows.map((r) => r.user_id));
+}
+
+/** The WebAuthn enrollment with this credential id in the tenant (whoever's it is: a passkey login starts from it). */
+export async function findEnrollmentByCredential(db: Kysely<Database>, tenantId: string, credentialId: string): Promise<MfaEnrollment | undefined> {
+  const row = await db.selectFrom('mfa_enrollments').selectAll().where('tenant_id', '=', tenantId).where('credential_id', '=', credentialId).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+/**
+ * Accepts a WebAuthn assertion: moves the credential's signature counter from `seen` (what the check was made
+ * against) to `next`, only if no other request moved it meanwhile. False for the loser of two assertions at
+ * once, so the counter check cannot be raced.
+ */
+export async function advanceSignCount(db: Kysely<Database>, id: string, seen: number, next: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('mfa_enrollments')
+    .set({ sign_count: next, last_auth_at: now })
+    .where('id', '=', id)
+    .where('sign_count', '=', seen)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Every enrollment of a user, oldest first. */

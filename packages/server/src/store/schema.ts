@@ -216,6 +216,8 @@ export interface LoginTransactionsTable {
   csrf_token: string;
   expires_at: number;
   created_at: number;
+  /** JSON: the WebAuthn ceremony a page started (0024), taken once by its answer. */
+  webauthn_ceremony?: string | null;
 }
 
 export interface UserConsentsTable {
@@ -641,6 +643,37 @@ export interface LogsTable {
   details: string | null;
 }
 
+// --- log streams (0026) -------------------------------------------------------------------------------------
+
+export type LogStreamStatus = 'active' | 'paused' | 'suspended';
+
+export interface LogStreamsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  type: string;
+  status: LogStreamStatus;
+  is_priority: number;
+  filters: string;
+  sink: string;
+  authorization_sealed: string | null;
+  custom_headers_sealed: string | null;
+  signing_secret_sealed: string;
+  cursor: string;
+  batch_end: string | null;
+  attempt_count: number;
+  next_attempt_at: number;
+  lease_id: string | null;
+  consecutive_failures: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Database {
+  log_streams: LogStreamsTable;
+}
+
 // --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
 
 export interface PushedAuthorizationRequestsTable {
@@ -703,7 +736,9 @@ export interface Database {
 
 // --- multi-factor authentication (0023) ---------------------------------------------------------------------
 
-export type MfaEnrollmentType = 'totp' | 'recovery-code';
+export type MfaEnrollmentType = 'totp' | 'recovery-code' | WebauthnEnrollmentType;
+/** WebAuthn credentials (0024): a second factor (roaming: a security key; platform: this device), or a passkey (a first factor). */
+export type WebauthnEnrollmentType = 'webauthn-roaming' | 'webauthn-platform' | 'passkey';
 
 export interface MfaEnrollmentsTable {
   id: string;
@@ -717,6 +752,13 @@ export interface MfaEnrollmentsTable {
   created_at: number;
   confirmed_at: number | null;
   last_auth_at: number | null;
+  credential_id?: string | null;
+  public_key?: string | null;
+  sign_count?: number | null;
+  transports?: string | null;
+  device_type?: string | null;
+  backed_up?: number | null;
+  user_agent?: string | null;
 }
 
 export interface MfaChallengesTable {
@@ -728,9 +770,60 @@ export interface MfaChallengesTable {
   recovery_code_sealed: string | null;
   expires_at: number;
   created_at: number;
+  /** The email factor (0024): SHA-256 of the code last sent, its expiry, and how many were sent. */
+  email_code_hash?: string | null;
+  email_code_expires_at?: number | null;
+  email_codes_sent?: number;
 }
 
 export interface Database {
   mfa_enrollments: MfaEnrollmentsTable;
   mfa_challenges: MfaChallengesTable;
+}
+
+/** 0025: a trip to an upstream identity provider and back (federation/). */
+export interface FederationTransactionsTable {
+  /** SHA-256 (hex) of the `state` sent upstream. */
+  id: string;
+  tenant_id: string;
+  connection_id: string;
+  login_transaction_id: string;
+  browser_hash: string;
+  code_verifier_sealed: string;
+  nonce: string;
+  expires_at: number;
+  created_at: number;
+}
+
+/** 0025: which local user an upstream subject of a connection is. */
+export interface FederatedIdentitiesTable {
+  user_id: string;
+  tenant_id: string;
+  connection_id: string;
+  subject: string;
+  access_token_sealed: string | null;
+  refresh_token_sealed: string | null;
+  id_token_sealed: string | null;
+  updated_at: number;
+}
+
+export interface Database {
+  federation_transactions: FederationTransactionsTable;
+  federated_identities: FederatedIdentitiesTable;
+}
+
+// --- admin console (0027) ------------------------------------------------------------------------------------
+
+export interface ConsoleSetupLinksTable {
+  /** SHA-256 (hex) of the secret in the link. */
+  token_hash: string;
+  tenant_id: string;
+  email: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface Database {
+  console_setup_links: ConsoleSetupLinksTable;
 }

@@ -48,7 +48,7 @@ describe('bootstrap of the default tenant', () => {
   });
 
   it('has the Default App pointed at the demo page, with the database connection enabled for it', async () => {
-    const { tenant, defaultAppClientId } = server.server.prepared.bootstrap!;
+    const { tenant, defaultAppClientId, console: consoleApp } = server.server.prepared.bootstrap!;
     const db = server.server.prepared.store.db;
     const apps = (await listClients(db, tenant.id)).filter((c) => c.name === DEFAULT_APP_NAME);
     expect(apps).toHaveLength(1);
@@ -63,7 +63,8 @@ describe('bootstrap of the default tenant', () => {
     });
     const connection = await findConnectionByName(db, tenant.id, DATABASE_CONNECTION_NAME);
     expect(connection?.strategy).toBe('auth0');
-    expect(await listEnabledClients(db, connection!.id)).toEqual([defaultAppClientId]);
+    // And for the admin console's client, whose admins sign in with a password.
+    expect(new Set(await listEnabledClients(db, connection!.id))).toEqual(new Set([defaultAppClientId, consoleApp.clientId]));
   });
 
   it('is on the loopback aliases too, and allows insecure webhooks for a localhost tenant', async () => {

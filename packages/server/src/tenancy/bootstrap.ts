@@ -5,7 +5,8 @@
  *  - the Management API resource server `<public url>/api/v2/` with every scope of the catalogue;
  *  - the admin machine-to-machine client, granted all of those scopes;
  *  - the database connection `Username-Password-Authentication`;
- *  - the `Default App` single-page client, pointed at the demo page.
+ *  - the `Default App` single-page client, pointed at the demo page;
+ *  - the admin console's client and admin role, and while nobody holds that role a setup link (console/bootstrap.ts).
  * Runs once per start, before the server listens (in the primary process when there are several workers).
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import type { Config } from '../config.js';
 import { newId } from '../crypto/ids.js';
 import type { KeyRing } from '../crypto/key-ring.js';
 import type { Sealer } from '../crypto/sealing.js';
+import { ensureConsole, type ConsoleBootstrap } from '../console/bootstrap.js';
 import { MANAGEMENT_SCOPES, describeScope } from '../management/scopes.js';
 import { findClientGrant, insertClientGrant, updateClientGrant } from '../store/client-grants.js';
 import { findClient, insertClient, listClients, replaceClient, type Client, type NewClient } from '../store/clients.js';
@@ -57,6 +59,8 @@ export interface BootstrapResult {
   admin: AdminCredentials;
   managementAudience: string;
   defaultAppClientId: string | undefined;
+  /** The admin console's client and admin role, and the first admin's setup link while there is none (#15). */
+  console: ConsoleBootstrap;
 }
 
 export function managementAudience(tenant: Pick<Tenant, 'baseUrl'> & Partial<Pick<Tenant, 'canonicalBaseUrl'>>): string {
@@ -296,6 +300,7 @@ export async function bootstrap(store: Store, keyRing: KeyRing, sealer: Sealer, 
   const defaultAppClientId = await ensureDefaultApp(store, tenant, tenantIsNew);
   await ensureDatabaseConnection(store, tenant, tenantIsNew, tenantIsNew && defaultAppClientId ? [defaultAppClientId] : []);
   await ensureEmailConnection(store, tenant, tenantIsNew, defaultAppClientId ? [defaultAppClientId] : []);
+  const consoleBootstrap = await ensureConsole(store, tenant, audience, DATABASE_CONNECTION_NAME);
   const publicUrlChanged = previousBaseUrl === undefined ? undefined : { from: previousBaseUrl, to: tenant.baseUrl };
-  return { tenant, publicUrlChanged, admin, managementAudience: audience, defaultAppClientId };
+  return { tenant, publicUrlChanged, admin, managementAudience: audience, defaultAppClientId, console: consoleBootstrap };
 }

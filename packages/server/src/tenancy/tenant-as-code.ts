@@ -17,6 +17,7 @@ import type { App, Services } from '../services.js';
 import { listClients } from '../store/clients.js';
 import { listTenantDomains, type Tenant } from '../store/tenants.js';
 import { MANAGEMENT_SCOPES } from '../management/scopes.js';
+import { CONSOLE_ADMIN_ROLE_NAME, CONSOLE_CLIENT_NAME, CONSOLE_PATH } from '../console/bootstrap.js';
 import { managementAudience } from './bootstrap.js';
 
 export const TENANT_FORMAT = 'gatehouse-tenant';
@@ -142,13 +143,19 @@ async function listAll(call: ManagementCall, path: string, collection: string): 
   return items;
 }
 
+/** The admin console's own client (console/bootstrap.ts): every Gatehouse makes its own at start, for its own URL. */
+function isConsoleClient(client: Json): boolean {
+  return client.name === CONSOLE_CLIENT_NAME && ((client.callbacks as string[] | undefined) ?? []).some((url) => url.endsWith(`${CONSOLE_PATH}/`));
+}
+
 /**
- * Clients minus the admin client, which is the one holding the system grant to the Management API, and minus the
- * global client ("All Applications"), a read-only view every tenant has rather than configuration.
+ * Clients minus the admin client, which is the one holding the system grant to the Management API, minus the
+ * global client ("All Applications"), a read-only view every tenant has rather than configuration, and minus the
+ * console's client, which each server makes for itself.
  */
 async function configurableClients(call: ManagementCall, grants?: Json[]): Promise<Json[]> {
   const system = new Set(((grants ?? (await listAll(call, '/client-grants', 'client_grants'))).filter((g) => g.is_system)).map((g) => g.client_id));
-  return (await listAll(call, '/clients?is_global=false', 'clients')).filter((c) => !system.has(c.client_id));
+  return (await listAll(call, '/clients?is_global=false', 'clients')).filter((c) => !system.has(c.client_id) && !isConsoleClient(c));
 }
 
 function uniqueByName(kind: string, items: Json[], key = 'name'): Map<string, Json> {
@@ -169,7 +176,8 @@ export async function exportTenant(call: ManagementCall, tenant: Tenant): Promis
   for (const [name, client] of uniqueByName('clients', clients)) clientNames.set(client.client_id as string, name);
 
   const connections = await listAll(call, '/connections', 'connections');
-  const roles = await listAll(call, '/roles', 'roles');
+  // The console's admin role is made by each server at start, with permissions on its own Management API.
+  const roles = (await listAll(call, '/roles', 'roles')).filter((role) => role.name !== CONSOLE_ADMIN_ROLE_NAME);
   const rolePermissions = await Promise.all(
     roles.map(async (role) =>
       (await listAll(call, `/roles/${role.id as string}/permissions`, 'permissions')).map((p) => ({

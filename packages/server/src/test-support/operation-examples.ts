@@ -7,6 +7,7 @@
  * A route added later needs an example here: the test names every documented status no request produced.
  */
 import http from 'node:http';
+import { deflateRawSync } from 'node:zlib';
 import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -101,6 +102,8 @@ export interface Fixtures {
   exportJob: { id: string; download: URL };
   /** A tenant log event (the fixtures' own changes wrote it). */
   logId: string;
+  /** An http log stream to a receiver that takes its batches. */
+  logStream: { id: string };
 }
 
 let counter = 0;
@@ -168,7 +171,8 @@ export async function createFixtures(test: TestServer, hookUrl: string): Promise
   if (!failedEventId) throw new Error('no failed delivery recorded for the fixture stream');
   const exportJob = await completedExport(f);
   const logId = await latestLogId(f);
-  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob, logId };
+  const logStream = (await api(f, 'POST', '/log-streams', { ...logStreamBody(), sink: { httpEndpoint: hookUrl.replace(/\/hook$/, '/accept') } })) as { id: string };
+  return { ...f, app, m2m, user, secondary, rs, connection, databaseConnection, role, grant, org, orgGroup, group, stream, acceptingStream, failedEventId, exportJob, logId, logStream };
 }
 
 /** The newest tenant log event's id (the fixtures' own Management API changes wrote some). */
@@ -222,12 +226,16 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/users/{id}/identities/{provider}': 'auth0',
     '/api/v2/users/{id}/identities/{provider}/{user_id}': f.secondary.user_id.split('|')[1]!,
     '/login/assets/{file}': 'missing.css',
+    '/samlp/{clientId}': f.app.client_id,
+    '/samlp/metadata/{clientId}': f.app.client_id,
     '/demo/{asset}': 'app.js',
+    '/console/{asset}': 'app.js',
     '/docs/{file}': 'init.js',
     '/dev/mailbox/{id}': 'eml_0000000000000000000000',
     '/api/v2/jobs/{id}': f.exportJob.id,
     '/api/v2/rate-limit-policies/{id}': 'discovery',
     '/api/v2/logs/{id}': f.logId,
+    '/api/v2/log-streams/{id}': f.logStream.id,
     // Examples that act on a custom domain make their own; other checks (scopes, auth) stop before the lookup.
     '/api/v2/custom-domains/{id}': 'cd_0000000000000000',
     '/api/v2/email-templates/{templateName}': 'reset_email',
@@ -363,6 +371,26 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/logs', query: { take: '10' } },
   { operation: 'GET /api/v2/logs', status: 400, query: { q: 'description:anything' } },
   { operation: 'GET /api/v2/logs/{id}' },
+  { operation: 'GET /api/v2/log-streams' },
+  { operation: 'POST /api/v2/log-streams', body: () => logStreamBody() },
+  { operation: 'POST /api/v2/log-streams', status: 409, body: async (f) => ({ ...logStreamBody(), name: (await api(f, 'GET', `/log-streams/${f.logStream.id}`)).name }) },
+  { operation: 'POST /api/v2/log-streams', status: 501, body: () => ({ type: 'datadog', sink: { datadogRegion: 'us', datadogApiKey: 'not-a-key' } }) },
+  { operation: 'POST /api/v2/log-streams', status: 400, body: () => ({ type: 'http', sink: {} }) },
+  { operation: 'GET /api/v2/log-streams/{id}' },
+  { operation: 'GET /api/v2/log-streams/{id}', status: 404, path: () => '/api/v2/log-streams/lst_0000000000000000' },
+  { operation: 'PATCH /api/v2/log-streams/{id}', body: () => ({ status: 'active', filters: [{ type: 'category', name: 'auth.login.fail' }] }) },
+  { operation: 'PATCH /api/v2/log-streams/{id}', status: 404, path: () => '/api/v2/log-streams/lst_0000000000000000', body: () => ({ status: 'paused' }) },
+  {
+    operation: 'PATCH /api/v2/log-streams/{id}',
+    status: 409,
+    body: async (f) => ({ name: (await api(f, 'POST', '/log-streams', { ...logStreamBody(), name: unique('taken-') })).name }),
+  },
+  { operation: 'PATCH /api/v2/log-streams/{id}', status: 501, body: () => ({ pii_config: { log_fields: ['email'] } }) },
+  { operation: 'DELETE /api/v2/log-streams/{id}', path: async (f) => `/api/v2/log-streams/${(await api(f, 'POST', '/log-streams', logStreamBody())).id}` },
+  { operation: 'DELETE /api/v2/log-streams/{id}', status: 404, path: () => '/api/v2/log-streams/lst_0000000000000000' },
+  { operation: 'GET /api/v2/stats/active-users' },
+  { operation: 'GET /api/v2/stats/daily', query: { from: '20250101', to: '20250131' } },
+  { operation: 'GET /api/v2/stats/daily', status: 400, query: { from: '20250230' } },
   { operation: 'GET /api/v2/logs/{id}', status: 404, path: () => '/api/v2/logs/1' },
   { operation: 'GET /api/v2/users/{id}/logs' },
   { operation: 'GET /api/v2/users/{id}/logs', status: 400, query: { page: '20', per_page: '100' } },
@@ -590,6 +618,10 @@ async function importWithErrors(f: Fixtures): Promise<string> {
   return job.id;
 }
 
+function logStreamBody(): Record<string, unknown> {
+  return { name: unique('log-stream-'), type: 'http', sink: { httpEndpoint: 'http://127.0.0.1:9/logs', httpAuthorization: 'Bearer fixture-log-token', httpContentFormat: 'JSONARRAY' } };
+}
+
 function streamBody(): Record<string, unknown> {
   return {
     subscriptions: [{ event_type: 'user.created' }],
@@ -657,9 +689,11 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
 
   // The landing page (HTML and JSON), discovery, keys, health, documents, the library, the demo.
   await expectStatus('landing page as JSON', get('/', { accept: 'application/json' }), 200);
-  for (const path of ['/', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
+  for (const path of ['/', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/metrics', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
     await expectStatus(path, get(path), 200);
   }
+  // Metrics answer this machine only (no metrics token here): a request forwarded by an untrusted proxy is refused.
+  await expectStatus('metrics, forwarded', get('/metrics', { 'x-forwarded-for': '198.51.100.7' }), 404);
   for (const path of ['/lib/svc.js', '/lib/svc.mjs']) {
     const first = await expectStatus(path, get(path), 200);
     await expectStatus(`${path} again`, get(path, { 'if-none-match': first.headers.get('etag') ?? '' }), 304);
@@ -745,6 +779,16 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('reset ticket page, changed', resetter.get(new URL(changed.headers.get('location')!, base).href), 200);
   await expectStatus('reset ticket, bad', form('/u/reset-password/ticket', { ticket: 'nope', password: PASSWORD, password_confirmation: PASSWORD }), 400);
   await expectStatus('reset ticket page, bad', get('/u/reset-password/ticket?ticket=nope'), 400);
+  // The admin console and its first-admin setup link (printed at start while there is no admin).
+  await expectStatus('console', get('/console'), 302);
+  for (const path of ['/console/', '/console/app.js', '/console/config.json']) await expectStatus(path, get(path), 200);
+  await expectStatus('missing console file', get('/console/missing.js'), 404);
+  const setup = new URL(test.server.prepared.bootstrap!.console.setupUrl!);
+  await expectStatus('console setup page', get(`${setup.pathname}${setup.search}`), 200);
+  const setupTicket = setup.searchParams.get('ticket')!;
+  await expectStatus('console setup, mismatch', form(setup.pathname, { ticket: setupTicket, email: 'admin@example.com', password: PASSWORD, password_confirmation: 'other' }), 303);
+  await expectStatus('console setup, bad', form(setup.pathname, { ticket: 'nope', password: PASSWORD, password_confirmation: PASSWORD }), 400);
+  await expectStatus('console setup page, bad', get(`${setup.pathname}?ticket=nope`), 400);
   // A consent page whose session has ended sends the browser back to finish (and so to log in again).
   const unasked = await browser.get(`${base}/authorize?${new URLSearchParams({ ...code, client_id: thirdParty.client_id, scope: 'openid profile email' })}`);
   const unaskedState = new URL(unasked.headers.get('location')!, base).searchParams.get('state')!;
@@ -755,6 +799,29 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('oidc logout page', get('/oidc/logout'), 200);
   await expectStatus('oidc logout, redirect', get(`/oidc/logout?client_id=${clientId}&post_logout_redirect_uri=${enc('https://app.example/')}`), 302);
   await expectStatus('oidc logout, bad hint', get('/oidc/logout?id_token_hint=nope'), 400);
+
+  // SAML (auth-api/samlp): metadata, certificates, IdP-initiated sign-in through the login page, single logout.
+  const samlApp = await createApp(test, { name: 'SAML fixture', callbacks: ['https://sp.example/acs'], addons: { samlp: { audience: 'https://sp.example', logout: { callback: 'https://sp.example/logout' } } } });
+  await expectStatus('saml metadata', get(`/samlp/metadata/${samlApp.client_id}`), 200);
+  await expectStatus('saml metadata, unknown application', get('/samlp/metadata/nope'), 400);
+  await expectStatus('pem', get('/pem'), 200);
+  await expectStatus('cer', get('/cer'), 200);
+  await expectStatus('saml sign-in, unknown application', get('/samlp/nope'), 400);
+  await expectStatus('saml sign-in by POST, unknown application', form('/samlp/nope', {}), 400);
+  await expectStatus('saml sign-in by POST, no session', form(`/samlp/${samlApp.client_id}`, { RelayState: 'r' }), 303);
+  const samlBrowser = new TestBrowser();
+  const samlLogin = await expectStatus('saml sign-in, no session', samlBrowser.get(`${base}/samlp/${samlApp.client_id}`), 302);
+  const samlLoginForm = readForm(await (await samlBrowser.get(new URL(samlLogin.headers.get('location')!, base).href)).text(), base);
+  const samlPosted = await samlBrowser.follow(base, await samlBrowser.post(samlLoginForm.action, { ...samlLoginForm.fields, username: f.user.email, password: PASSWORD }));
+  if (samlPosted instanceof URL || samlPosted.status !== 200) throw new Error('a SAML login did not end on the page that posts the Response');
+  await expectStatus('saml sign-in with a session', samlBrowser.get(`${base}/samlp/${samlApp.client_id}`), 200);
+  await expectStatus('saml sign-in by POST', samlBrowser.post(`${base}/samlp/${samlApp.client_id}`, { RelayState: 'r' }), 200);
+  const logoutRequest = `<samlp:LogoutRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="_${unique('lr')}" Version="2.0" IssueInstant="${new Date().toISOString()}"><saml:Issuer>https://sp.example</saml:Issuer><saml:NameID>${f.user.email}</saml:NameID></samlp:LogoutRequest>`;
+  await expectStatus('saml logout', samlBrowser.get(`${base}/samlp/${samlApp.client_id}/logout?SAMLRequest=${enc(deflateRawSync(logoutRequest).toString('base64'))}`), 200);
+  const logoutResponse = `<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_${unique('lp')}" Version="2.0" IssueInstant="${new Date().toISOString()}"><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`;
+  await expectStatus('saml logout response by POST', form(`/samlp/${samlApp.client_id}/logout`, { SAMLResponse: Buffer.from(logoutResponse).toString('base64') }), 200);
+  await expectStatus('saml logout, nothing', get(`/samlp/${samlApp.client_id}/logout`), 400);
+  await expectStatus('saml logout by POST, nothing', form(`/samlp/${samlApp.client_id}/logout`, {}), 400);
 
   // Tokens: client credentials, the password-realm grant, userinfo, revocation.
   const m2mSecret = (await api(f, 'GET', `/clients/${f.m2m.client_id}`)).client_secret as string;
@@ -880,11 +947,100 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
     await api(f, 'PUT', '/guardian/policies', []);
   }
 
+  // Passkeys (/u/passkey), switched on for the while on the database connection: after a password login the page
+  // offers one (made in Chromium in login/passkeys.test.ts; here declined), a refused answer, stale forms.
+  const database = (await api(f, 'GET', `/connections/${f.databaseConnection.id}`)) as unknown as { options: Record<string, unknown> };
+  await api(f, 'PATCH', `/connections/${f.databaseConnection.id}`, { options: { ...database.options, authentication_methods: { password: { enabled: true }, passkey: { enabled: true } } } });
+  try {
+    const passkeyEmail = `${unique('passkey')}@example.com`;
+    await createUser(test, passkeyEmail, PASSWORD);
+    const person = new TestBrowser();
+    const page = await person.follow(base, await person.get(`${base}/authorize?${new URLSearchParams(authorize)}`));
+    const login = readForm(await (page as Response).text(), base);
+    const refusedPasskey = await expectStatus('login with a passkey, not one', person.post(login.action, { ...login.fields, webauthn_response: '{}' }), 303);
+    await expectStatus('login page, after a refused passkey', person.get(new URL(refusedPasskey.headers.get('location')!, base).href), 400);
+    const offered = await expectStatus('login, passkey offered', person.post(login.action, { ...login.fields, username: passkeyEmail, password: PASSWORD }), 303);
+    const offer = await expectStatus('passkey page', person.get(new URL(offered.headers.get('location')!, base).href), 200);
+    const offerForm = readForm(await offer.text(), base);
+    const wrong = await expectStatus('passkey, not one', person.post(`${base}/u/passkey`, { ...offerForm.fields, webauthn_response: '{"id":"x"}' }), 303);
+    await expectStatus('passkey page, after a refused answer', person.get(new URL(wrong.headers.get('location')!, base).href), 400);
+    await expectStatus('passkey, not now', person.post(`${base}/u/passkey`, { ...offerForm.fields, skip: 'yes' }), 303);
+    await expectStatus('passkey page, stale state', get('/u/passkey?state=nope'), 400);
+    await expectStatus('passkey form, stale', form('/u/passkey', { transaction: 'nope', _csrf: 'x', skip: 'yes' }), 400);
+  } finally {
+    await api(f, 'PATCH', `/connections/${f.databaseConnection.id}`, { options: database.options });
+  }
+  await runFederationFlows(f, expectStatus);
+
   // The dev mailbox.
   await expectStatus('dev mailbox', get('/dev/mailbox'), 200);
   const emailId = /href="\/dev\/mailbox\/(eml_[A-Za-z0-9]{22})"/.exec(await (await get('/dev/mailbox')).text())?.[1];
   await expectStatus('dev mailbox email', get(`/dev/mailbox/${emailId}`), 200);
   await expectStatus('dev mailbox, no email', get('/dev/mailbox/eml_0000000000000000000000'), 404);
+}
+
+type ExpectStatus = (what: string, response: Promise<Response> | Response, status: number) => Promise<Response>;
+
+/**
+ * Federation's routes (/login/callback, the login page's buttons), each status from a trip to an upstream that
+ * is never visited: an `oauth2` connection builds its authorization URL without a request, so the trip's state
+ * can be read from it and answered as the upstream would; an `oidc` connection whose discovery URL refuses
+ * connections gives the application `temporarily_unavailable`.
+ */
+async function runFederationFlows(f: Fixtures, expectStatus: ExpectStatus): Promise<void> {
+  const base = f.test.url;
+  const app = await createApp(f.test);
+  // Nothing listens on the discard port: every request to this upstream is refused at once.
+  const upstream = 'http://127.0.0.1:9';
+  await api(f, 'POST', '/connections', {
+    name: unique('examples-oauth2'),
+    strategy: 'oauth2',
+    options: { client_id: 'examples', client_secret: 'examples-secret', authorizationURL: `${upstream}/auth`, tokenURL: `${upstream}/token`, userinfoURL: `${upstream}/me` },
+    enabled_clients: [app.client_id],
+  }, 201).then(async (oauth2) => {
+    const down = await api(f, 'POST', '/connections', {
+      name: unique('examples-oidc-down'),
+      strategy: 'oidc',
+      options: { client_id: 'examples', client_secret: 'examples-secret', discovery_url: `${upstream}/.well-known/openid-configuration` },
+      enabled_clients: [app.client_id],
+    }, 201);
+    const request = (mode: 'query' | 'form_post', connection?: unknown) => ({
+      client_id: app.client_id,
+      redirect_uri: 'https://app.example/callback',
+      response_type: 'code',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      response_mode: mode,
+      ...(connection !== undefined && { connection: String(connection) }),
+    });
+    /** A trip to the oauth2 upstream: the browser that left, and the state it carries. */
+    const trip = async (mode: 'query' | 'form_post') => {
+      const browser = new TestBrowser();
+      const leaving = await expectStatus('authorize, to the upstream', browser.get(`${base}/authorize?${new URLSearchParams(request(mode, oauth2.name))}`), 302);
+      const state = new URL(leaving.headers.get('location')!).searchParams.get('state')!;
+      return { browser, state };
+    };
+    const denied = { error: 'access_denied', error_description: 'The user said no' };
+    let t = await trip('query');
+    await expectStatus('callback, upstream refusal', t.browser.get(`${base}/login/callback?${new URLSearchParams({ state: t.state, ...denied })}`), 302);
+    await expectStatus('callback, replayed', t.browser.get(`${base}/login/callback?${new URLSearchParams({ state: t.state, ...denied })}`), 400);
+    t = await trip('form_post');
+    await expectStatus('callback, upstream refusal, form_post', t.browser.get(`${base}/login/callback?${new URLSearchParams({ state: t.state, ...denied })}`), 200);
+    t = await trip('query');
+    await expectStatus('callback by POST, upstream refusal', t.browser.post(`${base}/login/callback`, { state: t.state, ...denied }), 303);
+    t = await trip('form_post');
+    await expectStatus('callback by POST, upstream refusal, form_post', t.browser.post(`${base}/login/callback`, { state: t.state, ...denied }), 200);
+    await expectStatus('callback by POST, unknown state', t.browser.post(`${base}/login/callback`, { state: 'nope' }), 400);
+    // The login page's buttons.
+    const browser = new TestBrowser();
+    const page = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(request('query'))}`));
+    const transaction = readForm(await (page as Response).text(), base).fields.transaction!;
+    await expectStatus('login button', browser.get(`${base}/u/login/federated?${new URLSearchParams({ state: transaction, connection: String(oauth2.name) })}`), 302);
+    await expectStatus('login button, stale', browser.get(`${base}/u/login/federated?${new URLSearchParams({ state: 'nope', connection: String(oauth2.name) })}`), 400);
+    const formPost = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(request('form_post'))}`));
+    const formPostTransaction = readForm(await (formPost as Response).text(), base).fields.transaction!;
+    await expectStatus('login button, upstream down', browser.get(`${base}/u/login/federated?${new URLSearchParams({ state: formPostTransaction, connection: String(down.name) })}`), 200);
+  });
 }
 
 /** A page's text without its markup, for a failure message. */

@@ -12,7 +12,9 @@ import { mfaRequired } from '../../mfa/policy.js';
 import { createLoginTransaction, finishLoginTransaction, type LoginTransaction } from '../../login/transactions.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
-import { findConnectionByName } from '../../store/connections.js';
+import { findConnectionByName, type Connection } from '../../store/connections.js';
+import { signedInWithDevelopmentKeys } from '../../federation/silent-authentication.js';
+import { isFederated, redirectUpstream } from '../../federation/start.js';
 import { consentedScopes } from '../../store/user-consents.js';
 import { ConsentRequired, InteractionRequired, LoginRequired } from '../errors.js';
 import type { UserAuthorization } from '../user-tokens/authorization.js';
@@ -36,9 +38,9 @@ function sessionSatisfies(active: ActiveSession, request: AuthorizationRequest, 
   return true;
 }
 
-async function connectionIdOf(services: Services, tenantId: string, name: string | undefined): Promise<string | undefined> {
+async function connectionOf(services: Services, tenantId: string, name: string | undefined): Promise<Connection | undefined> {
   if (!name) return undefined;
-  return (await findConnectionByName(services.store.db, tenantId, name))?.id;
+  return findConnectionByName(services.store.db, tenantId, name);
 }
 
 export interface Continuation {
@@ -58,10 +60,15 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
   try {
     const now = Date.now();
     const active = continuation.session ?? (await currentSession(httpRequest, services, now));
-    const connectionId = await connectionIdOf(services, tenant.id, request.connection);
-    if (!active || !sessionSatisfies(active, request, connectionId, now)) {
+    const connection = await connectionOf(services, tenant.id, request.connection);
+    if (active && request.prompt.includes('none') && (await signedInWithDevelopmentKeys(services, tenant.id, active.user))) {
+      throw new LoginRequired('The session is from a social connection that uses development keys: sign in interactively');
+    }
+    if (!active || !sessionSatisfies(active, request, connection?.id, now)) {
       if (request.prompt.includes('none')) throw new LoginRequired();
       const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
+      // An upstream identity provider's connection: straight there, no hosted page.
+      if (connection && isFederated(connection)) return await redirectUpstream(httpRequest, reply, services, transaction, connection, continuation.afterPost ?? false);
       const page = request.screenHint === 'signup' ? SIGNUP_PATH : LOGIN_PATH;
       return reply.redirect(`${page}?state=${transaction.id}`, continuation.afterPost ? 303 : 302);
     }

@@ -15,6 +15,7 @@ import { checkAuthorizationRequest } from './checks/index.js';
 import { continueAuthorization, RESUME_PATH, sendAuthorizationError } from './complete.js';
 import { completeWithLoginTicket } from './login-ticket.js';
 import { readParameters, type RawParameters } from './request.js';
+import { continueSamlSignIn } from '../samlp/complete.js';
 
 async function authorize(request: FastifyRequest, reply: FastifyReply, services: Services, source: unknown, afterPost: boolean): Promise<FastifyReply> {
   signInResponseHeaders(reply);
@@ -107,6 +108,9 @@ export function registerAuthorize(app: App, services: Services): void {
     if (!transaction) return sendErrorPage(reply, request, new InvalidRequest('This sign-in has expired or was already completed. Go back to the application and start again.'));
     const client = await services.configCache.client(request.tenant.id, transaction.request.clientId);
     if (!client) return sendErrorPage(reply, request, new InvalidRequest('The application no longer exists.', 'invalid_client'));
+    // A SAML sign-in (auth-api/samlp) finishes with a SAML Response instead of an authorization response.
+    const { saml } = transaction.request;
+    if (saml) return continueSamlSignIn(request, reply, services, { client, request: { ...transaction.request, saml }, transaction });
     return continueAuthorization(request, reply, services, { client, request: transaction.request, transaction, afterPost: false });
   });
 }

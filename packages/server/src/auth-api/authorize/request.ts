@@ -26,6 +26,19 @@ export interface AuthorizationRequest {
   connection?: string;
   /** RFC 9449 §10: the DPoP key a pushed request was bound to; the code is then redeemable with that key only. */
   dpopJkt?: string;
+  /** Present when the sign-in answers a SAML AuthnRequest (or an IdP-initiated one): completed by auth-api/samlp. */
+  saml?: SamlSignIn;
+}
+
+/** What a SAML sign-in needs to answer the service provider once the user is signed in. */
+export interface SamlSignIn {
+  /** The AuthnRequest's ID (absent when IdP-initiated): the response's InResponseTo. */
+  requestId?: string;
+  /** Where the Response is posted: the request's ACS URL, checked against the application's callbacks. */
+  acsUrl: string;
+  audience: string;
+  relayState?: string;
+  isPassive?: boolean;
 }
 
 import { InvalidRequest } from '../../http/errors.js';

@@ -107,6 +107,7 @@ export function registerSignup(app: App, services: Services): void {
       if ((await checkSignupThrottle(services, connection, request.ip)) === 'too_many_attempts') throw new TooManyAttempts('suspicious_ip');
       const result = await signUpWithPassword(
         services,
+        request.tenant,
         connection,
         {
           email: body.email,

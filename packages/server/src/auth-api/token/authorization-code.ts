@@ -5,7 +5,7 @@
  */
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient, registeredMethod } from '../client-auth/index.js';
-import { requireProofIfAsked } from '../dpop.js';
+import { certificateBinding, requireProofIfAsked } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
 import { redeemAuthorizationCode } from '../user-tokens/authorization-code.js';
 import { tokenResponse } from '../user-tokens/issue.js';
@@ -17,7 +17,8 @@ export const authorizationCode: GrantHandler = async ({ request, params, service
   if (!client.grant_types.includes('authorization_code')) {
     throw new UnauthorizedClient("Grant type 'authorization_code' not allowed for the client.");
   }
-  requireProofIfAsked(client, proof);
+  const certificate = certificateBinding(request, client);
+  requireProofIfAsked(client, proof, certificate);
   const code = requiredString(params, 'code');
   const redirectUri = optionalString(params, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('Missing required parameter: redirect_uri');
@@ -29,6 +30,7 @@ export const authorizationCode: GrantHandler = async ({ request, params, service
     redirectUri,
     codeVerifier: optionalString(params, 'code_verifier'),
     ...(proof && { dpopJkt: proof.jkt }),
+    ...(certificate !== undefined && { certificateThumbprint: certificate }),
   });
   return tokenResponse(tokens);
 };

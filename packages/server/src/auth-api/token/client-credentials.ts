@@ -6,7 +6,7 @@
 import { signAccessToken } from '../../crypto/jwt.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
-import { binding, requireProofForApi, requireProofIfAsked } from '../dpop.js';
+import { binding, certificateBinding, requireProofForApi, requireProofIfAsked } from '../sender-constraint.js';
 import { AccessDenied, InvalidScope, UnauthorizedClient } from '../errors.js';
 import type { GrantHandler } from './types.js';
 
@@ -16,8 +16,10 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
   if (!client.grant_types.includes('client_credentials')) {
     throw new UnauthorizedClient("Grant type 'client_credentials' not allowed for the client.");
   }
-  requireProofIfAsked(client, proof);
-  const bound = binding(proof);
+  const certificate = certificateBinding(request, client);
+  requireProofIfAsked(client, proof, certificate);
+  const confirmation = { ...(proof && { jkt: proof.jkt }), ...(certificate !== undefined && { 'x5t#S256': certificate }) };
+  const bound = binding(confirmation);
   const audience = (typeof params.audience === 'string' && params.audience) || tenant.settings.default_audience;
   if (!audience) throw new InvalidRequest('audience is required (no default audience is configured)');
 
@@ -28,7 +30,7 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
     throw new AccessDenied(`Client is not authorized to access "${audience}". You need to create a "client-grant" associated to this API.`);
   }
 
-  await requireProofForApi(services, tenant.id, audience, proof?.jkt);
+  await requireProofForApi(services, tenant.id, audience, confirmation);
 
   let scopes = grant.scope;
   if (typeof params.scope === 'string' && params.scope.trim() !== '') {

@@ -3,7 +3,7 @@
  * narrower scope. Rotation, reuse detection and expiry: auth-api/user-tokens/refresh-exchange.ts.
  */
 import { authenticateClient } from '../client-auth/index.js';
-import { requireProofIfAsked } from '../dpop.js';
+import { certificateBinding, requireProofIfAsked } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
 import { tokenResponse } from '../user-tokens/issue.js';
 import { exchangeRefreshToken } from '../user-tokens/refresh-exchange.js';
@@ -15,8 +15,11 @@ export const refreshToken: GrantHandler = async ({ request, params, services, en
   if (!client.grant_types.includes('refresh_token')) {
     throw new UnauthorizedClient("Grant type 'refresh_token' not allowed for the client.");
   }
-  requireProofIfAsked(client, proof);
+  const certificate = certificateBinding(request, client);
+  requireProofIfAsked(client, proof, certificate);
   const token = requiredString(params, 'refresh_token');
   const requestedScope = optionalString(params, 'scope');
-  return tokenResponse(await exchangeRefreshToken(services, { tenant: request.tenant, client, refreshToken: token, requestedScope, ...(proof && { dpopJkt: proof.jkt }) }));
+  return tokenResponse(
+    await exchangeRefreshToken(services, { tenant: request.tenant, client, refreshToken: token, requestedScope, ...(proof && { dpopJkt: proof.jkt }), ...(certificate !== undefined && { certificateThumbprint: certificate }) }),
+  );
 };

@@ -21,9 +21,9 @@ import { revokeRefreshTokenFamily } from '../../store/refresh-tokens.js';
 import { revokeAccessToken } from '../../store/revoked-access-tokens.js';
 import type { Tenant } from '../../store/tenants.js';
 import { findPrimaryUser } from '../../store/users.js';
-import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
+import { confirmationOf, type IssuedUserTokens, type UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
-import { requireProofForApi } from '../dpop.js';
+import { requireProofForApi } from '../sender-constraint.js';
 import { accessTokenLifetime, issueWithPlan, planIssue } from './issue.js';
 import { hashToken } from './refresh-tokens.js';
 
@@ -92,6 +92,8 @@ export interface CodeRedemption {
   codeVerifier: string | undefined;
   /** The thumbprint of the token request's DPoP proof, if it sent one. */
   dpopJkt?: string;
+  /** The thumbprint of the client certificate to bind the access token to (RFC 8705), if the client asked. */
+  certificateThumbprint?: string;
 }
 
 function verifierMatches(verifier: string, challenge: string): boolean {
@@ -151,11 +153,12 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
     ...(stored.nonce !== undefined && { nonce: stored.nonce }),
     ...(stored.session_id !== undefined && { sessionId: stored.session_id }),
     ...(redemption.dpopJkt !== undefined && { dpopJkt: redemption.dpopJkt }),
+    ...(redemption.certificateThumbprint !== undefined && { certificateThumbprint: redemption.certificateThumbprint }),
     ...(stored.amr !== undefined && { amr: stored.amr }),
   };
 
   // Before the claim, so a refusal leaves the code usable with a proof.
-  await requireProofForApi(services, tenant.id, authorization.audience, authorization.dpopJkt);
+  await requireProofForApi(services, tenant.id, authorization.audience, confirmationOf(authorization));
   const plan = planIssue();
   const wantsRefresh = stored.scopes.includes('offline_access') && client.grant_types.includes('refresh_token');
   // Recorded before issuing, so a replay that comes at any moment after the claim finds what to revoke.

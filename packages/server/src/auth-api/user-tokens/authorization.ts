@@ -6,6 +6,7 @@
 import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
 import type { User } from '../../store/users.js';
+import type { Confirmation } from '../sender-constraint.js';
 
 export interface UserAuthorization {
   tenant: Tenant;
@@ -24,8 +25,18 @@ export interface UserAuthorization {
   sessionId?: string;
   /** RFC 9449: the DPoP key (thumbprint) of this token request's proof; the access token is bound to it. */
   dpopJkt?: string;
+  /** RFC 8705: the client certificate (thumbprint) of this token request; the access token is bound to it. */
+  certificateThumbprint?: string;
   /** How the user authenticated (the ID token's `amr`, e.g. ["pwd","mfa"]), where known. */
   amr?: string[];
+}
+
+/** What the access token issued for `authorization` is bound to (its `cnf`). */
+export function confirmationOf(authorization: UserAuthorization): Confirmation {
+  return {
+    ...(authorization.dpopJkt !== undefined && { jkt: authorization.dpopJkt }),
+    ...(authorization.certificateThumbprint !== undefined && { 'x5t#S256': authorization.certificateThumbprint }),
+  };
 }
 
 /** What /authorize asks to be issued in the front channel, and what the token endpoint returns. */

@@ -11,11 +11,12 @@ import { randomUUID } from 'node:crypto';
 import { leftHalfHash, signIdToken } from '../../crypto/id-token.js';
 import { signAccessToken } from '../../crypto/jwt.js';
 import type { Services } from '../../services.js';
-import { requireProofForApi } from '../dpop.js';
+import { binding, requireProofForApi } from '../sender-constraint.js';
 import type { TokenResponse } from '../token/types.js';
-import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
+import { confirmationOf, type IssuedUserTokens, type UserAuthorization } from './authorization.js';
 import { userClaims } from './claims.js';
 import { createRefreshToken, newFamilyId, type FamilyPlacement } from './refresh-tokens.js';
+import { managementAudience } from '../../tenancy/bootstrap.js';
 import { userinfoAudience, userPermissions } from './scopes.js';
 
 const DEFAULT_ACCESS_TOKEN_SECONDS = 86_400;
@@ -58,10 +59,16 @@ export async function accessTokenLifetime(services: Services, authorization: Use
 
 /**
  * The `permissions` claim of an RBAC API whose token dialect asks for it (`access_token_authz`,
- * `rfc9068_profile_authz`): every permission the user holds for the API, as Auth0 sends it.
+ * `rfc9068_profile_authz`): every permission the user holds for the API, as Auth0 sends it. The Management API
+ * (a system API, whose settings are not ours to change) carries the claim whenever the user holds any of its
+ * permissions: that is how the admin console's users get their rights (#15); others' tokens stay as they were.
  */
 async function permissionsClaim(services: Services, authorization: UserAuthorization): Promise<{ permissions?: string[] }> {
   if (authorization.audience === null) return {};
+  if (authorization.audience === managementAudience(authorization.tenant)) {
+    const held = await userPermissions(services, authorization.tenant, authorization.user, authorization.audience);
+    return held.size > 0 ? { permissions: [...held].sort() } : {};
+  }
   const api = await services.configCache.resourceServer(authorization.tenant.id, authorization.audience);
   const dialect = api?.token_dialect;
   if (api?.enforce_policies !== true || typeof dialect !== 'string' || !dialect.endsWith('_authz')) return {};
@@ -76,11 +83,13 @@ export async function issueWithPlan(
   plan: IssuePlan,
 ): Promise<IssueOutcome> {
   const { tenant, client, user, scopes } = authorization;
-  if (want.accessToken) await requireProofForApi(services, tenant.id, authorization.audience, authorization.dpopJkt);
+  const confirmation = confirmationOf(authorization);
+  if (want.accessToken) await requireProofForApi(services, tenant.id, authorization.audience, confirmation);
+  const bound = binding(confirmation);
   const openid = scopes.includes('openid');
   const scope = scopes.join(' ');
   const lifetime = await accessTokenLifetime(services, authorization);
-  const tokens: IssuedUserTokens = { token_type: authorization.dpopJkt !== undefined ? 'DPoP' : 'Bearer', expires_in: lifetime, scope };
+  const tokens: IssuedUserTokens = { token_type: bound.tokenType, expires_in: lifetime, scope };
 
   let accessToken: Promise<string> | undefined;
   if (want.accessToken) {
@@ -94,7 +103,7 @@ export async function issueWithPlan(
       scope,
       jti: plan.accessTokenJti,
       ...(want.grantType !== undefined && { gty: want.grantType }),
-      ...(authorization.dpopJkt !== undefined && { cnf: { jkt: authorization.dpopJkt } }),
+      ...bound.claims,
       ...(await permissionsClaim(services, authorization)),
     };
     accessToken = signAccessToken(services.keyRing, tenant.id, claims, lifetime).then((t) => t.token);

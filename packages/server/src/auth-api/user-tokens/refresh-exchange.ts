@@ -19,7 +19,7 @@ import { findPrimaryUser } from '../../store/users.js';
 import { InvalidScope } from '../errors.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
-import { requireProofForApi } from '../dpop.js';
+import { requireProofForApi } from '../sender-constraint.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { createRefreshToken, hashToken, refreshPolicy, type FamilyPlacement } from './refresh-tokens.js';
 import { parseScope, resolveUserScopes } from './scopes.js';
@@ -33,6 +33,8 @@ export interface RefreshExchange {
   requestedScope: string | undefined;
   /** The thumbprint of the request's DPoP proof, if it sent one. */
   dpopJkt?: string;
+  /** The thumbprint of the client certificate to bind the access token to (RFC 8705), if the client asked. */
+  certificateThumbprint?: string;
 }
 
 /** Revokes the whole family: the token was used after its reuse interval, so someone holds a copy. */
@@ -77,7 +79,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   const { scopes } = await resolveUserScopes(services, { tenant, client, user, requestedScope: requested.join(' '), audience: token.audience });
 
   // Before the rotation, so a refusal leaves the refresh token usable with a proof.
-  await requireProofForApi(services, tenant.id, token.audience, exchange.dpopJkt);
+  await requireProofForApi(services, tenant.id, token.audience, { ...(exchange.dpopJkt !== undefined && { jkt: exchange.dpopJkt }), ...(exchange.certificateThumbprint !== undefined && { 'x5t#S256': exchange.certificateThumbprint }) });
   let family: FamilyPlacement | undefined;
   if (policy.rotating) {
     if (token.rotated_at === null && !(await markRefreshTokenRotated(db, token.id, now))) {
@@ -100,6 +102,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
     authTime: Math.floor(token.authenticated_at / 1000),
     ...(token.session_id !== null && { sessionId: token.session_id }),
     ...(exchange.dpopJkt !== undefined && { dpopJkt: exchange.dpopJkt }),
+    ...(exchange.certificateThumbprint !== undefined && { certificateThumbprint: exchange.certificateThumbprint }),
   };
   // The new refresh token carries the whole original grant, not the narrowed scope.
   const outcome = await issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: false }, planIssue());

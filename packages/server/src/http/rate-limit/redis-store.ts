@@ -40,6 +40,9 @@ export function createRedisStore(url: string, prefix = 'gatehouse:rl:'): RateLim
       const [allowed, tokens, now] = await run(prefix + key, limit.capacity, limit.perSecond);
       return describe(allowed === 1, Number(tokens), limit, Number(now));
     },
+    async ping() {
+      await redis.ping();
+    },
     async close() {
       await redis.quit().catch(() => redis.disconnect());
     },

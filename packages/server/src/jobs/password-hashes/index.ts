@@ -95,7 +95,7 @@ export function foreignAlgorithmOf(sealer: Sealer, tenantId: string, column: str
 const REDACTED = '*****';
 
 /**
- * A user object of an import file as the job's error list shows it: password hashes, keys and salts replaced by
+ * A user object of an import file as the job's error list shows it: password hashes, keys, salts and TOTP secrets replaced by
  * `*****`, whatever their shape (the user may be malformed).
  */
 export function redactUser(user: unknown): unknown {
@@ -117,6 +117,14 @@ export function redactUser(user: unknown): unknown {
       hidden[part] = inner;
     }
     copy.custom_password_hash = hidden;
+  }
+  // A TOTP secret is a credential too: whoever reads the job's errors could compute the person's codes.
+  if (Array.isArray(copy.mfa_factors)) {
+    copy.mfa_factors = copy.mfa_factors.map((factor: unknown) => {
+      if (typeof factor !== 'object' || factor === null || !('totp' in factor)) return factor;
+      const totp = (factor as { totp: unknown }).totp;
+      return { ...factor, totp: typeof totp === 'object' && totp !== null && 'secret' in totp ? { ...totp, secret: REDACTED } : REDACTED };
+    });
   }
   return copy;
 }

@@ -5,6 +5,7 @@
  */
 import QRCode from 'qrcode';
 import { alert, formGuards, html, raw, renderDocument, type PageContext } from './chrome.js';
+import { webauthnForm } from './webauthn.js';
 
 interface MfaForm {
   action: string;
@@ -21,7 +22,9 @@ export function qrCodeSvg(uri: string): Promise<string> {
   return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
 }
 
-export function renderMfaEnrollPage(ctx: PageContext, view: MfaForm & { secret: string; qrSvg: string }): string {
+const FACTOR_LINKS = { 'webauthn-roaming': 'Use a security key instead', 'webauthn-platform': 'Use this device (fingerprint, face or screen lock) instead' } as const;
+
+export function renderMfaEnrollPage(ctx: PageContext, view: MfaForm & { secret: string; qrSvg: string; alternatives?: { factor: keyof typeof FACTOR_LINKS; url: string }[] }): string {
   // qrSvg is the library's own markup for our own URI (a base32 secret and escaped names): trusted, not input.
   const qr = view.qrSvg;
   const content = html`<h1>Secure your account</h1>
@@ -30,8 +33,55 @@ ${alert('error', view.error)}
 <figure class="qr" role="img" aria-label="QR code of the authenticator secret">${raw(qr)}</figure>
 <p class="lead">Can’t scan it? Enter this key in the app:</p>
 <p class="secret" id="secret" data-secret="${view.secret}">${grouped(view.secret)}</p>
-${codeForm(view, 'Verify')}`;
+${codeForm(view, 'Verify')}
+${(view.alternatives ?? []).map((a) => html`<p class="switch"><a href="${a.url}">${FACTOR_LINKS[a.factor]}</a></p>`)}`;
   return renderDocument(ctx, { title: 'Secure your account', content });
+}
+
+export function renderMfaWebauthnEnrollPage(ctx: PageContext, view: MfaForm & { factor: keyof typeof FACTOR_LINKS; options: unknown; otpUrl?: string }): string {
+  const roaming = view.factor === 'webauthn-roaming';
+  const content = html`<h1>Secure your account</h1>
+<p class="lead">${roaming ? 'Register a security key: insert or tap it when your browser asks.' : 'Register this device: confirm with your fingerprint, face or screen lock when your browser asks.'}</p>
+${alert('error', view.error)}
+${webauthnForm({ ...view, mode: 'register', options: view.options, button: roaming ? 'Register a security key' : 'Register this device', primary: true, fields: { method: view.factor } })}
+${view.otpUrl ? html`<p class="switch"><a href="${view.otpUrl}">Use an authenticator app instead</a></p>` : ''}`;
+  return renderDocument(ctx, { title: 'Secure your account', content });
+}
+
+export function renderMfaWebauthnChallengePage(ctx: PageContext, view: MfaForm & { options: unknown; otpUrl?: string; recoveryCodeUrl?: string; emailUrl?: string }): string {
+  const content = html`<h1>Verify your identity</h1>
+<p class="lead">Use your security key or this device’s fingerprint, face or screen lock.</p>
+${alert('error', view.error)}
+${webauthnForm({ ...view, mode: 'authenticate', options: view.options, button: 'Use security key or device', primary: true })}
+${view.otpUrl ? html`<p class="switch"><a href="${view.otpUrl}">Use your authenticator app</a></p>` : ''}
+${view.emailUrl ? html`<p class="switch"><a href="${view.emailUrl}">Email me a code instead</a></p>` : ''}
+${view.recoveryCodeUrl ? html`<p class="switch"><a href="${view.recoveryCodeUrl}">Use your recovery code</a></p>` : ''}`;
+  return renderDocument(ctx, { title: 'Verify your identity', content });
+}
+
+/** The email factor: send a code, then enter it (with a way to send another, and back to the other factor). */
+export function renderMfaEmailPage(ctx: PageContext, view: MfaForm & { sent: boolean; address: string; canSendMore: boolean; otherUrl: string }): string {
+  const send = view.canSendMore
+    ? html`<form method="post" action="${view.action}">
+${formGuards(view.csrfToken, view.transaction)}
+<input type="hidden" name="send_email_code" value="yes">
+<div class="actions"><button class="button ${view.sent ? 'button-secondary' : 'button-primary'}" type="submit">${view.sent ? 'Send a new code' : 'Email me a code'}</button></div>
+</form>`
+    : '';
+  const content = html`<h1>Verify your identity</h1>
+<p class="lead">${view.sent ? html`We sent a 6-digit code to <strong>${view.address}</strong>. It works once, for 5 minutes.` : html`We can email a 6-digit code to <strong>${view.address}</strong>.`}</p>
+${alert('error', view.error)}
+${view.sent ? html`<form method="post" action="${view.action}">
+${formGuards(view.csrfToken, view.transaction)}
+<div class="field">
+<label for="email_code">Code from the email</label>
+<input id="email_code" name="email_code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus>
+</div>
+<div class="actions"><button class="button button-primary" type="submit">Continue</button></div>
+</form>` : ''}
+${send}
+<p class="switch"><a href="${view.otherUrl}">Use another method</a></p>`;
+  return renderDocument(ctx, { title: 'Verify your identity', content });
 }
 
 function codeForm(view: MfaForm, submit: string) {
@@ -45,11 +95,12 @@ ${formGuards(view.csrfToken, view.transaction)}
 </form>`;
 }
 
-export function renderMfaChallengePage(ctx: PageContext, view: MfaForm & { recoveryCodeUrl?: string }): string {
+export function renderMfaChallengePage(ctx: PageContext, view: MfaForm & { recoveryCodeUrl?: string; emailUrl?: string }): string {
   const content = html`<h1>Verify your identity</h1>
 <p class="lead">Enter the 6-digit code from your authenticator app.</p>
 ${alert('error', view.error)}
 ${codeForm(view, 'Continue')}
+${view.emailUrl ? html`<p class="switch"><a href="${view.emailUrl}">Email me a code instead</a></p>` : ''}
 ${view.recoveryCodeUrl ? html`<p class="switch"><a href="${view.recoveryCodeUrl}">Use your recovery code</a></p>` : ''}`;
   return renderDocument(ctx, { title: 'Verify your identity', content });
 }

@@ -72,3 +72,52 @@ export const CROSS_ORIGIN_VERIFICATION_SCRIPT = `(function () {
   setTimeout(function () { finish(''); }, 20000);
 })();
 `;
+
+/**
+ * WebAuthn on the hosted pages, through @simplewebauthn/browser (served beside this): the page carries the
+ * ceremony's options as JSON (#webauthn-options) and a form marked data-webauthn="register" or
+ * "authenticate"; its button starts the ceremony and the answer is posted in the form's webauthn_response
+ * field (no fetch: the CSP allows none). With data-autofill, a passkey login is also offered in the username
+ * field's autofill where the browser supports it (conditional mediation). A failed or cancelled ceremony says
+ * so in #webauthn-status and leaves the page as it was.
+ */
+export const WEBAUTHN_SCRIPT = `(function () {
+  'use strict';
+  var data = document.getElementById('webauthn-options');
+  var form = document.querySelector('form[data-webauthn]');
+  var lib = window.SimpleWebAuthnBrowser;
+  if (!data || !form || !lib) return;
+  var options = JSON.parse(data.textContent || '{}');
+  var register = form.getAttribute('data-webauthn') === 'register';
+  var field = form.querySelector('input[name="webauthn_response"]');
+  var button = form.querySelector('[data-webauthn-start]');
+  var status = document.getElementById('webauthn-status');
+  if (!lib.browserSupportsWebAuthn()) {
+    if (button) button.hidden = true;
+    if (status) { status.textContent = status.getAttribute('data-unsupported') || ''; status.hidden = false; }
+    return;
+  }
+  function send(answer) {
+    field.value = JSON.stringify(answer);
+    HTMLFormElement.prototype.submit.call(form);
+  }
+  function failed(error) {
+    // A ceremony replaced by a newer one (the button after autofill) is not a failure.
+    if (error && error.name === 'AbortError') return;
+    if (status) { status.textContent = status.getAttribute('data-failed') || ''; status.hidden = false; }
+  }
+  if (!register && form.hasAttribute('data-autofill') && lib.browserSupportsWebAuthnAutofill) {
+    lib.browserSupportsWebAuthnAutofill().then(function (supported) {
+      if (supported) lib.startAuthentication({ optionsJSON: options, useBrowserAutofill: true }).then(send, failed);
+    });
+  }
+  if (button) {
+    button.addEventListener('click', function (event) {
+      event.preventDefault();
+      if (status) status.hidden = true;
+      var started = register ? lib.startRegistration({ optionsJSON: options }) : lib.startAuthentication({ optionsJSON: options });
+      started.then(send, failed);
+    });
+  }
+})();
+`;

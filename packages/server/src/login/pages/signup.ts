@@ -22,6 +22,8 @@ export function renderSignupPage(
     loginUrl: string;
     /** The page's texts in its language (login/texts.ts). */
     texts?: SignupTexts;
+    /** Passkeys enabled: a second way to sign up, with the email alone and a passkey instead of a password. */
+    passkeys?: boolean;
   },
 ): string {
   const t = view.texts ?? DEFAULT_SIGNUP_TEXTS;
@@ -51,6 +53,8 @@ ${
 ${passwordRuleList(rules)}
 </div>
 <div class="actions"><button class="button button-primary" type="submit">${t.buttonText}</button></div>
+${view.passkeys ? html`<p class="or">or</p>
+<div class="actions"><button class="button button-secondary" type="submit" name="method" value="passkey" formnovalidate>Sign up with a passkey</button></div>` : ''}
 </form>
 <p class="switch">${t.loginActionText} <a href="${view.loginUrl}">${t.loginActionLinkText}</a></p>`;
   return renderDocument(ctx, { title: t.pageTitle, content });

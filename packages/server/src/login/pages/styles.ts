@@ -275,6 +275,13 @@ input[aria-invalid="true"] { border-color: var(--danger); }
 
 .actions { margin-top: 24px; }
 
+/* One button per upstream identity provider (federation), above the password form. */
+.federated { display: grid; gap: 8px; margin: 20px 0 0; padding: 0; list-style: none; }
+
+.federated-icon { margin-right: 10px; }
+
+.separator { margin: 20px 0 0; text-align: center; color: #5b6270; font-size: 14px; }
+
 .actions-split {
   display: flex;
   flex-direction: row-reverse;
@@ -465,6 +472,12 @@ input[aria-invalid="true"] { border-color: var(--danger); }
 @media (prefers-reduced-motion: reduce) {
   * { transition: none !important; }
 }
+
+/* WebAuthn (pages/webauthn.ts): the status line of a failed ceremony, and the "or" between two ways in. */
+.webauthn-status { margin: 0 0 12px; color: #b42318; font-size: 0.9375rem; }
+.webauthn-status[hidden] { display: none; }
+.or { display: flex; align-items: center; gap: 12px; margin: 20px 0; color: #5b6472; font-size: 0.875rem; }
+.or::before, .or::after { content: ""; flex: 1; border-top: 1px solid #dde1e7; }
 
 @media (forced-colors: active) {
   .button-primary { border-color: ButtonText; }

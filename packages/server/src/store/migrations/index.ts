@@ -21,6 +21,10 @@ import * as usersAtScale from './0019_users_at_scale.js';
 import * as tenantLogs from './0021_tenant_logs.js';
 import * as fapi from './0022_fapi.js';
 import * as multiFactor from './0023_multi_factor.js';
+import * as webauthn from './0024_webauthn.js';
+import * as federation from './0025_federation.js';
+import * as logStreams from './0026_log_streams.js';
+import * as consoleSetupLinks from './0027_console_setup_links.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -41,6 +45,10 @@ const migrations: Record<string, Migration> = {
   '0021_tenant_logs': tenantLogs,
   '0022_fapi': fapi,
   '0023_multi_factor': multiFactor,
+  '0024_webauthn': webauthn,
+  '0025_federation': federation,
+  '0026_log_streams': logStreams,
+  '0027_console_setup_links': consoleSetupLinks,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,158 @@
+/**
+ * GET and POST /login/callback: where an upstream identity provider sends the browser back (the reference's
+ * path). The `state` names a trip to the upstream (federation/start.ts), accepted once, only from the browser
+ * that left, and only before it expires; until then nothing is trusted and failures show the error page. After
+ * that, the application's redirect URI is known good: an upstream error or an untrustworthy answer ends there as
+ * an OAuth error. A good answer becomes the connection's user and an SSO session, and the sign-in continues as
+ * after the hosted login page (/authorize/resume: second factor, consent, code or tokens).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { timingSafeEqual } from 'node:crypto';
+import { MFA_PATH, RESUME_PATH, sendAuthorizationError } from './authorize/complete.js';
+import { readParameters, type RawParameters } from './authorize/request.js';
+import { signInFederatedUser } from '../federation/federated-users.js';
+import { openUpstream } from '../federation/secrets.js';
+import { CALLBACK_PATH, callbackUrl, pkceContext } from '../federation/start.js';
+import { federationStrategy } from '../federation/strategies.js';
+import { usesDevelopmentKeys } from '../federation/silent-authentication.js';
+import { UpstreamError } from '../federation/upstream-error.js';
+import { InvalidRequest, ProtocolError } from '../http/errors.js';
+import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
+import { htmlPage, redirect } from '../http/responses.js';
+import { sendErrorPage } from '../login/error-page.js';
+import { signInResponseHeaders } from '../login/hosted-page.js';
+import { sha256, startSession } from '../login/session.js';
+import { BROWSER_COOKIE, loadLoginTransaction, saveLoginTransactionRequest } from '../login/transactions.js';
+import { requireSecondFactor } from '../mfa/login-step.js';
+import { mfaRequired } from '../mfa/policy.js';
+import type { App, Services } from '../services.js';
+import { findConnectionById } from '../store/connections.js';
+import { consumeFederationTransaction } from '../store/federation-transactions.js';
+import { findUser } from '../store/users.js';
+
+const STALE = 'This sign-in has expired, was already completed, or was started in another browser. Go back to the application and sign in again.';
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+async function callback(request: FastifyRequest, reply: FastifyReply, services: Services, source: unknown, method: 'GET' | 'POST'): Promise<FastifyReply> {
+  signInResponseHeaders(reply);
+  let params: RawParameters;
+  try {
+    params = readParameters(source);
+  } catch (error) {
+    if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
+    throw error;
+  }
+  const state = params.state;
+  if (!state || !/^[A-Za-z0-9_-]{16,128}$/.test(state)) return sendErrorPage(reply, request, new InvalidRequest('The identity provider sent no valid state. Go back to the application and sign in again.'));
+  const tenant = request.tenant;
+  const db = services.store.db;
+  // Consumed first: a replayed or concurrent callback finds nothing, whatever happens next.
+  const trip = await consumeFederationTransaction(db, tenant.id, sha256(state));
+  const browser = request.cookies[BROWSER_COOKIE];
+  if (!trip || !browser || !sameHash(sha256(browser), trip.browser_hash)) return sendErrorPage(reply, request, new InvalidRequest(STALE));
+  const transaction = await loadLoginTransaction(request, services, trip.login_transaction_id);
+  const client = transaction && (await services.configCache.client(tenant.id, transaction.request.clientId));
+  if (!transaction || !client) return sendErrorPage(reply, request, new InvalidRequest(STALE));
+  const afterPost = method === 'POST';
+  const connection = await findConnectionById(db, tenant.id, trip.connection_id);
+  const logged = {
+    client: { client_id: client.client_id, name: client.name },
+    ...(connection && { connection: { id: connection.id, name: connection.name, strategy: connection.strategy } }),
+  };
+
+  try {
+    const strategy = connection && federationStrategy(connection.strategy);
+    if (!connection || !strategy) throw new UpstreamError('access_denied', 'The connection no longer exists');
+    const upstreamTrip = {
+      state,
+      nonce: trip.nonce,
+      codeVerifier: services.sealer.unseal(trip.code_verifier_sealed, pkceContext(trip.id)),
+      redirectUri: callbackUrl(request),
+    };
+    const profile = await strategy.completeCallback(openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), upstreamTrip, params, method);
+    const identity = await signInFederatedUser(services, request, connection, strategy, profile);
+    // A linked identity signs its primary user in (library rule 8).
+    const user = identity.linked_to ? ((await findUser(db, tenant.id, identity.linked_to)) ?? identity) : identity;
+    const userName = user.email ?? profile.subject;
+    if (user.blocked) {
+      services.tenantLogs.recordFor(request, { ...logged, type: 'f', user_id: user.user_id, user_name: userName, description: 'user is blocked' });
+      return sendAuthorizationError(reply, request, client, transaction.request, new UpstreamError('access_denied', 'user is blocked'), afterPost);
+    }
+    services.tenantLogs.recordFor(request, {
+      ...logged,
+      type: 's',
+      user_id: user.user_id,
+      user_name: userName,
+      ...(usesDevelopmentKeys(connection) && { description: 'Successful login with the development keys of the server (not for production)' }),
+    });
+    // The user has just authenticated through the connection: prompt=login and `connection` are satisfied for
+    // the rest of this transaction (a linked identity's session is its primary user's, of another connection).
+    const { connection: _satisfied, ...rest } = transaction.request;
+    transaction.request = { ...rest, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    await saveLoginTransactionRequest(services, transaction);
+    if (mfaRequired(tenant)) {
+      // As after a password: no session until the second factor.
+      await requireSecondFactor(services, tenant.id, user.user_id, transaction.id, []);
+      return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, afterPost ? 303 : 302);
+    }
+    await startSession(request, reply, services, user, Date.now());
+    return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, afterPost ? 303 : 302);
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    services.tenantLogs.recordFor(request, { ...logged, type: 'f', description: error.description });
+    return sendAuthorizationError(reply, request, client, transaction.request, error, afterPost);
+  }
+}
+
+const CALLBACK_PARAMETERS = {
+  state: 'The trip to the upstream, as sent there',
+  code: 'The upstream authorization code (back channel)',
+  id_token: 'The upstream ID token (front channel, form_post)',
+  iss: "The upstream's issuer (RFC 9207)",
+  error: "The upstream's error",
+  error_description: "The upstream's error description",
+  session_state: 'OIDC Session Management (ignored)',
+};
+
+const RESPONSES = {
+  400: htmlPage('The error page: the state is missing, unknown, used already, expired or from another browser; nothing is sent to the application'),
+};
+
+export function registerLoginCallback(app: App, services: Services): void {
+  const config = { rateLimit: { bucket: 'authorize' as const } };
+  const tags = ['authentication'];
+  app.get(CALLBACK_PATH, {
+    config,
+    schema: {
+      tags,
+      summary: 'Return from an upstream identity provider (oidc, oauth2)',
+      ...documentedOnly({ querystring: frontChannelParameters(CALLBACK_PARAMETERS, ['state']) }),
+      response: {
+        200: htmlPage('The OAuth error delivered to the application in its response mode (form_post, web_message)'),
+        302: redirect("To /authorize/resume (or /u/mfa) once the upstream's answer is accepted; otherwise to the application's redirect URI with an OAuth error"),
+        ...RESPONSES,
+      },
+    },
+    handler: (request, reply) => callback(request, reply, services, request.query, 'GET'),
+  });
+  app.post(CALLBACK_PATH, {
+    config,
+    schema: {
+      tags,
+      summary: 'Return from an upstream identity provider by form_post',
+      ...documentedOnly({ body: frontChannelParameters(CALLBACK_PARAMETERS, ['state']), consumes: [FORM] }),
+      response: {
+        200: htmlPage('The OAuth error delivered to the application in its response mode (form_post, web_message)'),
+        303: redirect("To /authorize/resume (or /u/mfa) once the upstream's answer is accepted; otherwise to the application's redirect URI with an OAuth error"),
+        ...RESPONSES,
+      },
+    },
+    handler: (request, reply) => callback(request, reply, services, request.body, 'POST'),
+  });
+}
+

@@ -1,0 +1,160 @@
+/**
+ * The SAML Response Gatehouse sends to a service provider after a sign-in (SAML Core §3.3.3, the Web Browser
+ * SSO profile §4.1.4.2): one Assertion with a bearer SubjectConfirmation for the ACS URL, conditions bounded by
+ * the add-on's `lifetimeInSeconds` and restricted to the audience, the AuthnStatement with the session's
+ * index, and the user's attributes through `mappings`. The Assertion is signed (or, with `signResponse`, the
+ * Response instead, as the reference does) by the tenant's current key, with xml-crypto.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { SignedXml } from 'xml-crypto';
+import type { SigningKey } from '../../crypto/key-ring.js';
+import { DIGEST_ALGORITHMS, SIGNATURE_ALGORITHMS, xmlEscape } from '../../federation/saml-safety.js';
+import type { SsoSession } from '../../store/sso-sessions.js';
+import { displayName, displayNickname } from '../../store/user-names.js';
+import type { User } from '../../store/users.js';
+import { UPN_CLAIM, type SamlSettings } from './addon.js';
+
+export const NS = 'xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion"';
+const EXC_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#';
+const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
+
+/** An xsd:ID: a letter or underscore first. */
+export const samlId = () => `_${randomBytes(20).toString('hex')}`;
+export const instant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** The profile as SAML attributes are mapped from it (the reference's user profile paths). */
+export function samlProfile(user: User): Record<string, unknown> {
+  return {
+    user_id: user.user_id,
+    email: user.email ?? undefined,
+    email_verified: user.email ? user.email_verified : undefined,
+    username: user.username ?? undefined,
+    phone_number: user.phone_number ?? undefined,
+    name: displayName(user),
+    nickname: displayNickname(user),
+    given_name: user.profile.given_name,
+    family_name: user.profile.family_name,
+    picture: user.profile.picture,
+    user_metadata: user.user_metadata,
+    app_metadata: user.app_metadata,
+  };
+}
+
+function at(profile: Record<string, unknown>, path: string): unknown {
+  let value: unknown = profile;
+  for (const part of path.split('.')) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+function values(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value.flatMap((v) => (v === null || typeof v === 'object' ? [] : [String(v)]));
+  if (typeof value === 'object') return [JSON.stringify(value)];
+  return [String(value)];
+}
+
+/** Attribute name → values, from the profile through the mappings. */
+export function mapAttributes(profile: Record<string, unknown>, settings: SamlSettings): Map<string, string[]> {
+  const attributes = new Map<string, string[]>();
+  for (const [path, name] of Object.entries(settings.mappings)) {
+    const found = values(at(profile, path));
+    if (found.length > 0) attributes.set(name, found);
+  }
+  if (settings.createUpnClaim && typeof profile.email === 'string' && !attributes.has(UPN_CLAIM)) attributes.set(UPN_CLAIM, [profile.email]);
+  return attributes;
+}
+
+/** The NameID: the first probe (an attribute name) with a value; the user id when none has one. */
+export function nameIdentifier(attributes: Map<string, string[]>, settings: SamlSettings, user: User): string {
+  for (const probe of settings.nameIdentifierProbes) {
+    const found = attributes.get(probe)?.[0];
+    if (found) return found;
+  }
+  return user.user_id;
+}
+
+/** The SessionIndex: names the SSO session to this service provider without revealing its id. */
+export function sessionIndex(session: Pick<SsoSession, 'id'>): string {
+  return `_${createHash('sha256').update(`saml-session:${session.id}`).digest('hex').slice(0, 40)}`;
+}
+
+export interface AssertionInput {
+  issuer: string;
+  acsUrl: string;
+  audience: string;
+  inResponseTo?: string;
+  user: User;
+  session: SsoSession;
+  settings: SamlSettings;
+  key: SigningKey;
+  certificatePem: string;
+  now?: number;
+}
+
+/** Signs the element at `target` (an XPath to the root or the Assertion), the signature after its Issuer. */
+export function signSamlXml(xml: string, target: string, input: Pick<AssertionInput, 'key' | 'certificatePem' | 'settings'>): string {
+  const signer = new SignedXml({
+    privateKey: input.key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    publicCert: input.certificatePem,
+    signatureAlgorithm: SIGNATURE_ALGORITHMS[input.settings.signatureAlgorithm],
+    canonicalizationAlgorithm: EXC_C14N,
+  });
+  signer.addReference({ xpath: target, transforms: [ENVELOPED, EXC_C14N], digestAlgorithm: DIGEST_ALGORITHMS[input.settings.digestAlgorithm] });
+  // The schema puts ds:Signature right after the element's Issuer.
+  signer.computeSignature(xml, { prefix: 'ds', location: { reference: `${target}/*[local-name(.)='Issuer']`, action: 'after' } });
+  return signer.getSignedXml();
+}
+
+const RESPONSE = "/*[local-name(.)='Response']";
+const ASSERTION = `${RESPONSE}/*[local-name(.)='Assertion']`;
+
+/** The signed SAML Response (XML text). */
+export function buildSamlResponse(input: AssertionInput): string {
+  const { settings, user, session } = input;
+  const now = input.now ?? Date.now();
+  const expires = instant(now + settings.lifetimeInSeconds * 1000);
+  const attributes = mapAttributes(samlProfile(user), settings);
+  const nameId = nameIdentifier(attributes, settings, user);
+  const inResponseTo = input.inResponseTo ? ` InResponseTo="${xmlEscape(input.inResponseTo)}"` : '';
+  const destination = settings.destination ?? input.acsUrl;
+  const recipient = settings.recipient ?? input.acsUrl;
+  const nameFormat = settings.includeAttributeNameFormat ? ' NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri"' : '';
+  const attributeXml = [...attributes]
+    .map(
+      ([name, vals]) =>
+        `<saml:Attribute Name="${xmlEscape(name)}"${nameFormat}>${vals.map((v) => `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${xmlEscape(v)}</saml:AttributeValue>`).join('')}</saml:Attribute>`,
+    )
+    .join('');
+  const issueInstant = instant(now);
+  const assertion =
+    `<saml:Assertion ID="${samlId()}" Version="2.0" IssueInstant="${issueInstant}">` +
+    `<saml:Issuer>${xmlEscape(input.issuer)}</saml:Issuer>` +
+    `<saml:Subject><saml:NameID Format="${xmlEscape(settings.nameIdentifierFormat)}">${xmlEscape(nameId)}</saml:NameID>` +
+    `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${inResponseTo} NotOnOrAfter="${expires}" Recipient="${xmlEscape(recipient)}"/></saml:SubjectConfirmation></saml:Subject>` +
+    `<saml:Conditions NotBefore="${issueInstant}" NotOnOrAfter="${expires}"><saml:AudienceRestriction><saml:Audience>${xmlEscape(input.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+    `<saml:AuthnStatement AuthnInstant="${instant(session.authenticated_at)}" SessionIndex="${sessionIndex(session)}" SessionNotOnOrAfter="${instant(session.expires_at)}"><saml:AuthnContext><saml:AuthnContextClassRef>${xmlEscape(settings.authnContextClassRef)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
+    (attributeXml ? `<saml:AttributeStatement>${attributeXml}</saml:AttributeStatement>` : '') +
+    `</saml:Assertion>`;
+  const response =
+    `<samlp:Response ${NS} ID="${samlId()}" Version="2.0" IssueInstant="${issueInstant}" Destination="${xmlEscape(destination)}"${inResponseTo}>` +
+    `<saml:Issuer>${xmlEscape(input.issuer)}</saml:Issuer>` +
+    `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>` +
+    assertion +
+    `</samlp:Response>`;
+  return signSamlXml(response, settings.signResponse ? RESPONSE : ASSERTION, input);
+}
+
+/** A Response that says the sign-in failed (status `code`, e.g. NoPassive), signed as a whole. */
+export function buildSamlErrorResponse(input: Omit<AssertionInput, 'user' | 'session'>, code: string, message: string): string {
+  const issueInstant = instant(input.now ?? Date.now());
+  const inResponseTo = input.inResponseTo ? ` InResponseTo="${xmlEscape(input.inResponseTo)}"` : '';
+  const response =
+    `<samlp:Response ${NS} ID="${samlId()}" Version="2.0" IssueInstant="${issueInstant}" Destination="${xmlEscape(input.settings.destination ?? input.acsUrl)}"${inResponseTo}>` +
+    `<saml:Issuer>${xmlEscape(input.issuer)}</saml:Issuer>` +
+    `<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Responder"><samlp:StatusCode Value="${xmlEscape(code)}"/></samlp:StatusCode><samlp:StatusMessage>${xmlEscape(message)}</samlp:StatusMessage></samlp:Status>` +
+    `</samlp:Response>`;
+  return signSamlXml(response, RESPONSE, input);
+}

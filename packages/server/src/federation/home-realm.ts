@@ -1,0 +1,27 @@
+/**
+ * Home-realm discovery (identifier first): an email whose domain is one of an enterprise connection's
+ * `domain_aliases` belongs to that connection's identity provider, so the login page sends it there instead of
+ * asking for a password here.
+ */
+import type { Services } from '../services.js';
+import { listConnections, listEnabledClientsByConnection, type Connection } from '../store/connections.js';
+import { federationStrategy } from './strategies.js';
+
+function domainOf(identifier: string): string | undefined {
+  const at = identifier.lastIndexOf('@');
+  return at > 0 && at < identifier.length - 1 ? identifier.slice(at + 1).toLowerCase() : undefined;
+}
+
+/** The enterprise connection enabled for the client whose `domain_aliases` hold the identifier's domain. */
+export async function homeRealmOf(services: Services, tenantId: string, clientId: string, identifier: string): Promise<Connection | undefined> {
+  const domain = domainOf(identifier.trim());
+  if (!domain) return undefined;
+  const enterprise = (await listConnections(services.store.db, tenantId)).filter((c) => {
+    const strategy = federationStrategy(c.strategy);
+    const aliases = c.options.domain_aliases;
+    return strategy && !strategy.isSocial && Array.isArray(aliases) && aliases.some((a) => typeof a === 'string' && a.toLowerCase() === domain);
+  });
+  if (enterprise.length === 0) return undefined;
+  const enabled = await listEnabledClientsByConnection(services.store.db, tenantId);
+  return enterprise.find((c) => enabled.get(c.id)?.includes(clientId));
+}

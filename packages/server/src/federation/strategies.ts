@@ -1,0 +1,17 @@
+/** The federation strategies this server offers, by the connection `strategy` that selects them. */
+import { githubStrategy } from './github.js';
+import { googleStrategy } from './google-oauth2.js';
+import { oauth2Strategy } from './oauth2.js';
+import { oidcStrategy } from './oidc.js';
+import type { FederationStrategy } from './strategy.js';
+
+export const FEDERATION_STRATEGIES: Readonly<Record<string, FederationStrategy>> = {
+  oidc: oidcStrategy,
+  oauth2: oauth2Strategy,
+  'google-oauth2': googleStrategy,
+  github: githubStrategy,
+};
+
+export function federationStrategy(strategy: string): FederationStrategy | undefined {
+  return Object.hasOwn(FEDERATION_STRATEGIES, strategy) ? FEDERATION_STRATEGIES[strategy] : undefined;
+}

@@ -1,0 +1,72 @@
+/**
+ * One interface for every way of signing in through an upstream identity provider (a "strategy"): validate the
+ * connection's options, send the browser upstream, and turn the upstream's answer at /login/callback into one
+ * normalised profile. Each strategy lives in its own file; `FEDERATION_STRATEGIES` lists them.
+ */
+import type { TSchema } from '@fastify/type-provider-typebox';
+import type { Connection } from '../store/connections.js';
+
+/** The user as the upstream describes them, in the service's own field names. */
+export interface FederatedProfile {
+  /** The upstream's stable, unique id of the user (OIDC `sub`). */
+  subject: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  given_name?: string;
+  family_name?: string;
+  nickname?: string;
+  picture?: string;
+  /** The upstream's tokens, kept sealed (issue #11: access and refresh returned only to `read:user_idp_tokens`). */
+  tokens: { access_token?: string; refresh_token?: string; id_token?: string };
+}
+
+/** One trip upstream: what the callback must see again. */
+export interface UpstreamTrip {
+  /** Sent as `state`; only its hash is stored. */
+  state: string;
+  /** Sent as `nonce`; the upstream's ID token must carry it. */
+  nonce: string;
+  /** PKCE (RFC 7636), S256. */
+  codeVerifier: string;
+  /** This tenant's /login/callback, exactly as sent upstream. */
+  redirectUri: string;
+}
+
+/** The connection with its secrets opened, as a strategy reads it. */
+export interface UpstreamConnection {
+  connection: Connection;
+  options: Record<string, unknown>;
+  /** Secret options by name, unsealed (absent when not set). */
+  secrets: Record<string, string>;
+  /** The server's shared keys for this preset, when the operator set them (development-keys mode). */
+  developmentKeys?: { client_id: string; client_secret: string } | undefined;
+}
+
+/** The callback's parameters (query of a GET, form of a POST), one string each. */
+export type CallbackParameters = Record<string, string>;
+
+export interface FederationStrategy {
+  /** The connection's `strategy`, and the `provider` of its users' identities. */
+  readonly name: string;
+  /** `identities[].isSocial`. */
+  readonly isSocial: boolean;
+  /** Whether a connection without keys of its own is in development-keys mode with these options. */
+  usesDevelopmentKeys?(options: Record<string, unknown>): boolean;
+  /** The TypeBox schema of `options`. */
+  readonly optionsSchema: TSchema;
+  /** Options that are secrets: write-only on the API, sealed at rest. */
+  readonly secretOptions: readonly string[];
+  /** What a new connection starts with, under what the caller sent. */
+  defaultOptions(): Record<string, unknown>;
+  /** Rules the schema cannot say (one field or another, URL schemes); returns the problem, if any. */
+  checkOptions(options: Record<string, unknown>): string | undefined;
+  /** The local user id of an upstream subject, in the reference's form (`oidc|<connection>|<sub>`). */
+  userIdOf(connection: Connection, subject: string): string;
+  /** Where to send the browser. */
+  authorizationUrl(upstream: UpstreamConnection, trip: UpstreamTrip): Promise<URL>;
+  /** Reads the upstream's answer; throws UpstreamError when it is an error or cannot be trusted. */
+  completeCallback(upstream: UpstreamConnection, trip: UpstreamTrip, parameters: CallbackParameters, method: 'GET' | 'POST'): Promise<FederatedProfile>;
+  /** Where to end the user's session at the upstream (federated logout), when the upstream offers it. */
+  logoutUrl?(upstream: UpstreamConnection, logout: { idToken: string | undefined; returnTo: string | undefined }): Promise<URL | undefined>;
+}

@@ -1,0 +1,148 @@
+/**
+ * GET /metrics: the Prometheus text exposition of this process (metrics/registry.ts) plus what is read from
+ * storage when scraped: the event outbox's backlog and delivery lag, the log streams' state, and the
+ * PostgreSQL pool. Every answered request is counted by its route template here too.
+ *
+ * Who may read it: with GATEHOUSE_METRICS_TOKEN, a caller presenting it as a bearer token (from anywhere);
+ * without, only this machine (a loopback client address, not forwarded by an untrusted proxy), as the dev
+ * mailbox does. It is never public by default, and the token is compared in constant time and never logged.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
+import { Gauge, Registry } from 'prom-client';
+import { ProtocolError } from '../http/errors.js';
+import { loopbackPeersOnly } from '../http/loopback-only.js';
+import { errorResponses, textBody, unauthorized } from '../http/responses.js';
+import type { App, Services } from '../services.js';
+import { observe, processRegistry } from './registry.js';
+
+class MetricsUnauthorized extends ProtocolError {
+  constructor() {
+    super(401, 'invalid_token', 'GET /metrics needs the metrics bearer token', { 'www-authenticate': 'Bearer realm="metrics"' });
+  }
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+function bearerMatches(header: string | undefined, expected: Buffer): boolean {
+  const match = header === undefined ? null : /^Bearer ([\x21-\x7e]+)$/i.exec(header);
+  return match !== null && timingSafeEqual(digest(match[1]!), expected);
+}
+
+/** The series read from storage at scrape time, for this app's store. */
+function storageRegistry({ store }: Pick<Services, 'store'>): Registry {
+  const registry = new Registry();
+  new Gauge({
+    name: 'gatehouse_event_outbox_pending',
+    help: 'Event deliveries waiting to be delivered (all streams)',
+    registers: [registry],
+    async collect() {
+      const row = await store.db
+        .selectFrom('event_deliveries')
+        .select([(eb) => eb.fn.countAll<number | string>().as('n'), (eb) => eb.fn.min('created_at').as('oldest')])
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      this.set(Number(row?.n ?? 0));
+      lag.set(row?.oldest === null || row?.oldest === undefined ? 0 : Math.max(0, (Date.now() - Number(row.oldest)) / 1000));
+    },
+  });
+  const lag = new Gauge({
+    name: 'gatehouse_event_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest event delivery still pending (0 when none): the delivery lag',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'gatehouse_event_deliveries_failed',
+    help: 'Event deliveries stored as failed (out of attempts, redeliverable)',
+    registers: [registry],
+    async collect() {
+      const row = await store.db
+        .selectFrom('event_deliveries')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('status', '=', 'failed')
+        .executeTakeFirst();
+      this.set(Number(row?.n ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_log_streams',
+    help: 'Log streams by status',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await sql<{ status: string; n: number | string }>`select status, count(*) as n from log_streams group by status`.execute(store.db);
+      this.reset();
+      for (const status of ['active', 'paused', 'suspended']) this.set({ status }, Number(rows.rows.find((r) => r.status === status)?.n ?? 0));
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_log_streams_failing',
+    help: 'Active log streams whose last delivery attempt failed (retrying with backoff)',
+    registers: [registry],
+    async collect() {
+      const row = await store.db
+        .selectFrom('log_streams')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('status', '=', 'active')
+        .where('consecutive_failures', '>', 0)
+        .executeTakeFirst();
+      this.set(Number(row?.n ?? 0));
+    },
+  });
+  const poolStats = store.poolStats;
+  if (poolStats) {
+    new Gauge({
+      name: 'gatehouse_db_pool_connections',
+      help: 'PostgreSQL pool connections by state (total, idle, waiting clients, max)',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const stats = poolStats();
+        for (const [state, value] of Object.entries(stats)) this.set({ state }, value);
+      },
+    });
+  }
+  return registry;
+}
+
+export function registerMetrics(app: App, services: Pick<Services, 'store' | 'config'>): void {
+  app.addHook('onResponse', async (request, reply) => {
+    // The route template, never the raw path (ids would make a series each); unmatched requests share one.
+    const route = request.routeOptions.url ?? 'unmatched';
+    observe.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  const storage = storageRegistry(services);
+  const token = services.config.metricsToken;
+  const expected = token === undefined ? undefined : digest(token);
+  const loopbackOnly = loopbackPeersOnly(services.config.trustedProxies.length > 0);
+  app.get('/metrics', {
+    schema: {
+      tags: ['health'],
+      summary: 'Prometheus metrics (text exposition format)',
+      description: expected
+        ? 'This server has GATEHOUSE_METRICS_TOKEN set: callers present it as a bearer token.'
+        : 'This server has no GATEHOUSE_METRICS_TOKEN: only clients on this machine may read the metrics (others get 404).',
+      // Documented as this server is configured: one of the two refusals applies.
+      response: {
+        200: textBody('The metrics, in the Prometheus text format 0.0.4', 'text/plain'),
+        ...errorResponses(
+          'oauth',
+          expected
+            ? { 401: unauthorized('invalid_token: the request does not present the metrics token', 'Bearer realm="metrics"') }
+            : { 404: 'The request is not from this machine (or was forwarded by a proxy that is not trusted)' },
+        ),
+      },
+    },
+    config: { tenantless: true },
+    handler: async (request, reply) => {
+      if (expected) {
+        if (!bearerMatches(request.headers.authorization, expected)) throw new MetricsUnauthorized();
+      } else {
+        await loopbackOnly(request);
+      }
+      const body = await Registry.merge([processRegistry, storage]).metrics();
+      reply.header('cache-control', 'no-store');
+      return reply.type(processRegistry.contentType).send(body);
+    },
+  });
+}
