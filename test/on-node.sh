@@ -39,7 +39,7 @@ echo "on-node: node $(node -v), npm $(npm -v), in $scratch/repo"
 
 rm -rf "$scratch/repo"
 mkdir -p "$scratch/repo"
-git -C "$repo" ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- "$repo/" "$scratch/repo/"
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null --ignore-failed-read -T - -cf -) | tar -xf - -C "$scratch/repo"
 cd "$scratch/repo"
 npm ci 2>&1 | tee "$scratch/npm-ci.log"
 if grep -q EBADENGINE "$scratch/npm-ci.log"; then

@@ -146,7 +146,8 @@ export function registerLoginPage(app: App, services: Services): void {
     const connection = await connectionOf(request, reply, services, step);
     if (!connection) return reply;
     const body = formBody(request);
-    if (body.webauthn_response !== undefined) return logInWithPasskey(request, reply, services, step, connection, body.webauthn_response);
+    // An empty answer is the passkey form's untouched field, not an attempt: the person logs in with the password.
+    if (body.webauthn_response !== undefined && body.webauthn_response !== '') return logInWithPasskey(request, reply, services, step, connection, body.webauthn_response);
     const identifier = (body.username ?? '').slice(0, 320);
     const password = body.password ?? '';
     const retry = (status: number, error: string) => redirectWithOutcome(reply, request, services, place(step), { status, error, values: { username: identifier } } satisfies FormOutcome);

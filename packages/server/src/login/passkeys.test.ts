@@ -301,7 +301,7 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
     await page.close();
   });
 
-  it('enrolls a security key as the second factor after the password, then asks for it at the next login (amr pwd+hwk+mfa)', async (context) => {
+  it('enrolls a security key as the second factor after the password, asks for it at the next login (amr pwd+hwk+mfa), and takes the recovery code without it', async (context) => {
     const who = `mfa${Date.now()}@example.com`;
     const user = await createUser(test, who, PASSWORD);
     expect((await api('PUT', '/guardian/factors/webauthn-roaming', { enabled: true })).status).toBe(200);
@@ -323,6 +323,7 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
       await shot(page, 'mfa-enroll');
       await page.getByRole('button', { name: 'Register a security key' }).click();
       await expect.poll(() => page.getByRole('heading', { name: 'Save your recovery code' }).count()).toBe(1);
+      const recoveryCode = (await page.locator('#recovery-code').textContent())!.trim();
       const landing = page.waitForURL((url) => url.href.startsWith(callback));
       await page.getByRole('button', { name: 'I have saved it, continue' }).click();
       await landing;
@@ -347,15 +348,25 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
       expect(await exchange(page, second)).toMatchObject({ sub: user.user_id, amr: ['pwd', 'hwk', 'mfa'] });
       expect(violations).toEqual([]);
 
-      // Without the key (another browser, another authenticator), the step cannot be passed with it.
+      // Without the key (another browser, another authenticator), the step cannot be passed with it; the
+      // recovery code stands in for it.
       const other = await pageWithAuthenticator(context, { securityKey: true });
-      await other.page.goto(`${test.url}/authorize?${new URLSearchParams(codeRequest().query)}`);
+      const lost = codeRequest();
+      await other.page.goto(`${test.url}/authorize?${new URLSearchParams(lost.query)}`);
       await other.page.getByLabel('Email address').fill(who);
       await other.page.getByLabel('Password').fill(PASSWORD);
       await other.page.getByRole('button', { name: 'Continue' }).click();
       await other.page.getByRole('button', { name: 'Use security key or device' }).click();
       await expect.poll(() => other.page.locator('#webauthn-status').isVisible()).toBe(true);
       expect(new URL(other.page.url()).pathname).toBe('/u/mfa');
+      await other.page.getByRole('link', { name: 'Use your recovery code' }).click();
+      await other.page.getByLabel('Recovery code').fill(recoveryCode);
+      await other.page.getByRole('button', { name: 'Continue' }).click();
+      await expect.poll(() => other.page.getByRole('heading', { name: 'Save your recovery code' }).count()).toBe(1);
+      const recovered = other.page.waitForURL((url) => url.href.startsWith(callback));
+      await other.page.getByRole('button', { name: 'I have saved it, continue' }).click();
+      await recovered;
+      expect(await exchange(other.page, lost)).toMatchObject({ sub: user.user_id, amr: ['pwd', 'mfa'] });
       await other.page.close();
       await page.close();
     } finally {

@@ -120,6 +120,8 @@ export async function secondFactorView(services: Services, tenant: Tenant, chall
     const now = Date.now();
     return { kind: 'email-challenge', sent: (challenge.emailCodeExpiresAt ?? 0) > now, address: maskedAddress(user.email!), canSendMore: (challenge.emailCodesSent ?? 0) < MAX_EMAIL_CODES };
   }
+  // The recovery code stands in for whichever factor the person has (the page shows its entry form).
+  if (method === 'recovery-code' && hasRecoveryCode && keys.length > 0) return { kind: 'challenge', hasRecoveryCode, hasWebauthn: true, hasEmail };
   if (keys.length > 0 && !(method === 'otp' && hasTotp)) {
     const ceremony = await authenticationCeremony(tenant, 'mfa-challenge', keys);
     await openCeremony(services, transaction, ceremony);
@@ -209,8 +211,8 @@ export async function answerSecondFactor(
 
   if ('recoveryCode' in answer) {
     const stored = enrollments.find((e) => e.type === 'recovery-code');
-    // Without a TOTP enrollment there is nothing a recovery code stands in for.
-    if (!enrolled) return { outcome: 'wrong', nowLocked: false };
+    // Without a second factor enrolled there is nothing a recovery code stands in for.
+    if (!enrolled && confirmedWebauthn(tenant, enrollments).length === 0) return { outcome: 'wrong', nowLocked: false };
     const checked = await checkAnswer(counters, challenge.tenantId, challenge.userId, async () => stored !== undefined && recoveryCode.verify(context, stored, answer.recoveryCode));
     if (checked.outcome !== 'right') return checked;
     await issueRecoveryCode(services, challenge);

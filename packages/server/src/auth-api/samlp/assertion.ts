@@ -97,7 +97,7 @@ export interface AssertionInput {
 /** Signs the element at `target` (an XPath to the root or the Assertion), the signature after its Issuer. */
 export function signSamlXml(xml: string, target: string, input: Pick<AssertionInput, 'key' | 'certificatePem' | 'settings'>): string {
   const signer = new SignedXml({
-    privateKey: input.key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    privateKey: input.key.privateKey,
     publicCert: input.certificatePem,
     signatureAlgorithm: SIGNATURE_ALGORITHMS[input.settings.signatureAlgorithm],
     canonicalizationAlgorithm: EXC_C14N,

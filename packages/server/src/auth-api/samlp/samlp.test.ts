@@ -10,7 +10,7 @@ import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-sam
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingCertificate } from '../../crypto/x509-certificates.js';
 import { startTestServer, type TestServer } from '../../test-support/server.js';
-import { createApp, createUser, management, readForm, TestBrowser } from '../../test-support/sign-in.js';
+import { createApp, createUser, logIn, management, readForm, TestBrowser } from '../../test-support/sign-in.js';
 
 const PASSWORD = 'correct horse battery staple 12';
 const ACS = 'https://sp.example/saml/acs';
@@ -163,6 +163,11 @@ describe('SAML identity provider (/samlp)', () => {
     expect(profile?.sessionIndex).toMatch(/^_[0-9a-f]{40}$/);
     expect(profile?.department).toBe('Engines');
     expect(profile?.['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname']).toBe('Ada');
+    // Neither SP library checks these; the Web Browser SSO profile requires them (§4.1.4.2).
+    const xml = Buffer.from(form.fields.SAMLResponse!, 'base64').toString();
+    expect(xml).toContain(`Destination="${ACS}"`);
+    expect(xml).toMatch(new RegExp(`<saml:SubjectConfirmationData InResponseTo="_[^"]+" NotOnOrAfter="[^"]+" Recipient="${ACS}"/>`));
+    expect(xml).toContain('<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">');
     expect(profile?.['http://schemas.xmlsoap.org/ws/2005/05/identity/claims/nameidentifier']).toMatch(/^auth0\||\|/);
     // The same Response is refused a second time by the SP (InResponseTo used), and an SP expecting another audience refuses it.
     await expect(sp.validatePostResponseAsync({ SAMLResponse: form.fields.SAMLResponse! })).rejects.toThrow();
@@ -199,6 +204,18 @@ describe('SAML identity provider (/samlp)', () => {
     const posted = await browser.post(`${test.url}/samlp/${clientId}`, { RelayState: '/reports' });
     expect(posted.status).toBe(200);
     expect(readForm(await posted.text(), test.url).fields.RelayState).toBe('/reports');
+  });
+
+  it('shares the SSO session with OpenID Connect: after an OIDC login, the SAML application signs in without a password', async () => {
+    const oidc = await createApp(test, { name: 'OIDC app' });
+    const browser = new TestBrowser();
+    const landed = await logIn(test, browser, { client_id: oidc.client_id, redirect_uri: 'https://app.example/callback', response_type: 'token id_token', nonce: 'n', scope: 'openid' }, { username: 'ada@example.com', password: PASSWORD });
+    expect(landed.href).toMatch(/^https:\/\/app\.example\/callback#/);
+    const sp = serviceProvider(clientId);
+    const answered = await browser.get(await sp.getAuthorizeUrlAsync('', undefined, {}));
+    expect(answered.status).toBe(200); // the Response at once, no login page
+    const form = readForm(await answered.text(), test.url);
+    expect((await sp.validatePostResponseAsync({ SAMLResponse: form.fields.SAMLResponse! })).profile?.nameID).toBe('ada@example.com');
   });
 
   it('requires signed AuthnRequests once signingCert is set (both bindings)', async () => {

@@ -78,8 +78,8 @@ export const CROSS_ORIGIN_VERIFICATION_SCRIPT = `(function () {
  * ceremony's options as JSON (#webauthn-options) and a form marked data-webauthn="register" or
  * "authenticate"; its button starts the ceremony and the answer is posted in the form's webauthn_response
  * field (no fetch: the CSP allows none). With data-autofill, a passkey login is also offered in the username
- * field's autofill where the browser supports it (conditional mediation). A failed or cancelled ceremony says
- * so in #webauthn-status and leaves the page as it was.
+ * field's autofill where the browser supports it (conditional mediation). A failed or cancelled ceremony the
+ * person started says so in #webauthn-status and leaves the page as it was.
  */
 export const WEBAUTHN_SCRIPT = `(function () {
   'use strict';
@@ -108,7 +108,8 @@ export const WEBAUTHN_SCRIPT = `(function () {
   }
   if (!register && form.hasAttribute('data-autofill') && lib.browserSupportsWebAuthnAutofill) {
     lib.browserSupportsWebAuthnAutofill().then(function (supported) {
-      if (supported) lib.startAuthentication({ optionsJSON: options, useBrowserAutofill: true }).then(send, failed);
+      // The person did not ask for this one: if it ends without a passkey, nothing is said.
+      if (supported) lib.startAuthentication({ optionsJSON: options, useBrowserAutofill: true }).then(send, function () {});
     });
   }
   if (button) {
