@@ -13,7 +13,8 @@ import { runCli, type CliProcess } from '../test-support/cli.js';
 import { freePort } from '../test-support/services.js';
 import { startReceiver, type Receiver } from './test-receiver.js';
 
-const LOAD_MS = 2500;
+/** The load runs until this many users were acknowledged, then the process is killed with requests in flight. */
+const KILL_AFTER = 8;
 const CONCURRENCY = 6;
 
 describe('event delivery survives SIGKILL', () => {
@@ -75,6 +76,9 @@ describe('event delivery survives SIGKILL', () => {
     // Load: CONCURRENCY clients creating users until the kill; requests in flight at the kill may or may not commit.
     let counter = 0;
     let acknowledged = 0;
+    // Until enough users were acknowledged, not for a fixed time: a loaded box creates few users in any given time.
+    let enoughAcknowledged!: () => void;
+    const enough = new Promise<void>((resolve) => (enoughAcknowledged = resolve));
     const worker = async () => {
       while (!killed) {
         counter += 1;
@@ -84,14 +88,14 @@ describe('event delivery survives SIGKILL', () => {
             email: `load-${counter}@example.com`,
             password: 'Durable-Events-2026!',
           });
-          if (res.status === 201) acknowledged += 1;
+          if (res.status === 201 && ++acknowledged >= KILL_AFTER) enoughAcknowledged();
         } catch {
           // The connection died with the process.
         }
       }
     };
     const load = Array.from({ length: CONCURRENCY }, worker);
-    await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
+    await enough;
     run.child.kill('SIGKILL');
     killed = true;
     await run.exited;
