@@ -7,7 +7,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { oauth2Strategy, PROFILE_FIELDS } from './oauth2.js';
 import type { FederationStrategy, UpstreamConnection } from './strategy.js';
-import { UpstreamError } from './upstream-error.js';
+import { withPresetKeys } from './preset-keys.js';
 
 export interface OAuth2Preset {
   name: string;
@@ -51,15 +51,7 @@ function asOAuth2(preset: OAuth2Preset, options: Record<string, unknown>): Recor
 }
 
 function withOwnKeys(preset: OAuth2Preset, upstream: UpstreamConnection): UpstreamConnection {
-  if (typeof upstream.options.client_id === 'string' && upstream.secrets.client_secret) return { ...upstream, options: asOAuth2(preset, upstream.options) };
-  const shared = upstream.developmentKeys;
-  if (!shared) {
-    throw new UpstreamError(
-      'access_denied',
-      `The connection ${upstream.connection.name} has no client_id and client_secret of its own (development-keys mode), and this server has no development keys for ${preset.provider}. Its administrator must set the connection's client_id and client_secret.`,
-    );
-  }
-  return { ...upstream, options: asOAuth2(preset, { ...upstream.options, client_id: shared.client_id }), secrets: { ...upstream.secrets, client_secret: shared.client_secret } };
+  return withPresetKeys(preset.provider, upstream, (options) => asOAuth2(preset, options));
 }
 
 export function oauth2Preset(preset: OAuth2Preset): FederationStrategy {

@@ -9,7 +9,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { oidcCheckOptions, oidcStrategy } from './oidc.js';
 import type { FederationStrategy, UpstreamConnection } from './strategy.js';
-import { UpstreamError } from './upstream-error.js';
+import { withPresetKeys } from './preset-keys.js';
 
 export interface OidcPreset {
   name: string;
@@ -62,15 +62,7 @@ function asOidc(preset: OidcPreset, options: Record<string, unknown>): Record<st
 }
 
 function withOwnKeys(preset: OidcPreset, upstream: UpstreamConnection): UpstreamConnection {
-  if (typeof upstream.options.client_id === 'string' && upstream.secrets.client_secret) return { ...upstream, options: asOidc(preset, upstream.options) };
-  const shared = upstream.developmentKeys;
-  if (!shared) {
-    throw new UpstreamError(
-      'access_denied',
-      `The connection ${upstream.connection.name} has no client_id and client_secret of its own (development-keys mode), and this server has no development keys for ${preset.provider}. Its administrator must set the connection's client_id and client_secret.`,
-    );
-  }
-  return { ...upstream, options: asOidc(preset, { ...upstream.options, client_id: shared.client_id }), secrets: { ...upstream.secrets, client_secret: shared.client_secret } };
+  return withPresetKeys(preset.provider, upstream, (options) => asOidc(preset, options));
 }
 
 export function oidcPreset(preset: OidcPreset): FederationStrategy {
