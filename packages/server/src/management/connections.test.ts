@@ -17,6 +17,7 @@ describe('Management API: connections', () => {
   let server: TestServer;
   let token: string;
   let defaultApp: string;
+  let consoleClient: string;
   let adminClient: string;
 
   const call = (method: string, path: string, body?: unknown, bearer = token) =>
@@ -42,7 +43,7 @@ describe('Management API: connections', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    const { tenant, defaultAppClientId } = server.server.prepared.bootstrap!;
+    const { tenant, defaultAppClientId, console: consoleApp } = server.server.prepared.bootstrap!;
     // Many calls in a row: lift the management rate limit for this file.
     await updateTenant(server.server.prepared.store.db, tenant.id, {
       settings: { ...tenant.settings, rate_limits: { management: { capacity: 100_000, per_second: 100_000 } } },
@@ -50,6 +51,7 @@ describe('Management API: connections', () => {
     server.server.services.tenants.invalidate();
     token = await managementToken(server);
     defaultApp = defaultAppClientId!;
+    consoleClient = consoleApp.clientId;
     adminClient = server.admin.client_id;
   });
   afterAll(async () => {
@@ -63,7 +65,8 @@ describe('Management API: connections', () => {
       expect.objectContaining({
         name: 'Username-Password-Authentication',
         strategy: 'auth0',
-        enabled_clients: [defaultApp],
+        // The demo app, and the admin console, whose admins sign in with a password.
+        enabled_clients: expect.arrayContaining([defaultApp, consoleClient]),
         realms: ['Username-Password-Authentication'],
         is_domain_connection: false,
         options: expect.objectContaining({ passwordPolicy: 'good' }),
@@ -71,6 +74,7 @@ describe('Management API: connections', () => {
       // The demo's passwordless connection, also made at first start.
       expect.objectContaining({ name: 'email', strategy: 'email', enabled_clients: [defaultApp] }),
     ]);
+    expect(plain.find((c) => c.name === 'Username-Password-Authentication')!.enabled_clients).toHaveLength(2);
     expect(plain.every((c) => /^con_[A-Za-z0-9]{16}$/.test(c.id))).toBe(true);
     // What auth0@7 connections.list() sends: checkpoint form with `next` absent on the last page.
     expect(await json(call('GET', '/connections?include_totals=true&take=50'))).toEqual({ connections: plain });
