@@ -211,13 +211,18 @@ export function createRedisBus(url: string, scope: string | undefined): ChangeBu
   const channel = channelName(scope);
   // Publishing waits through one reconnect at most; a Redis that is down must not hold up Management writes.
   const publisher = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 1000, connectTimeout: 2000 });
-  const subscriber = new Redis(url, { connectTimeout: 2000 });
+  // Not ioredis's own resubscribe after a reconnect: it leaves the command's promise unhandled, so a Redis that
+  // drops again at once would end the process with an unhandled rejection. Subscribed again below, handled.
+  const subscriber = new Redis(url, { connectTimeout: 2000, autoResubscribe: false });
   publisher.on('error', () => undefined);
   subscriber.on('error', () => undefined);
   let connectedBefore = false;
-  // ioredis subscribes again by itself after a reconnect; what was published meanwhile is lost, so drop all.
+  // After a reconnect: subscribe again; what was published meanwhile is lost, so drop all.
   subscriber.on('ready', () => {
-    if (connectedBefore) bus.run(undefined);
+    if (connectedBefore) {
+      subscriber.subscribe(channel).catch(() => undefined);
+      bus.run(undefined);
+    }
     connectedBefore = true;
   });
   subscriber.on('message', (_channel: string, message: string) => bus.deliver(message));
