@@ -117,6 +117,17 @@ export class ParserErrors {
     // answer is sent first and the connection closed after it.
     (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
     server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: TrackedSocket) => socket.on('data', remember));
+    // An answered request's line is no longer the one under way: a later request on the connection whose line
+    // cannot be read (longer than MAX_LINE, or split over packets) is answered in the default family, not in this
+    // one's (a 431 for an oversized /oidc/logout came in the Management shape after an /api/v2 call).
+    server.on('request', (request: { socket: TrackedSocket; method?: string; url?: string; httpVersion: string }, response: { on(event: 'finish', listener: () => void): unknown }) => {
+      // Node parses (and emits this) before `remember` sees the packet, so the line is matched at the answer.
+      const own = `${request.method} ${request.url} HTTP/${request.httpVersion}`;
+      response.on('finish', () => {
+        const socket = request.socket;
+        if (socket[LAST_REQUEST_START]?.replace(/\r$/, '') === own) delete socket[LAST_REQUEST_START];
+      });
+    });
     // This server is no proxy: CONNECT to a path is a method the path does not have; to an authority, a 400.
     server.on('connect', (request: { method?: string; url?: string }, socket: Socket) => {
       const target = request.url ?? '';

@@ -80,6 +80,29 @@ describe('HTTP edge cases', () => {
       expect(answer.status).toBe(431);
       expect(JSON.parse(answer.body)).toStrictEqual({ error: 'request_header_fields_too_large', error_description: expect.stringMatching(/header/i) });
     });
+    it('after another request on the same connection, when its own request line is too long to read', async () => {
+      const { hostname, port } = new URL(server.server.listenUrl);
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect({ host: hostname, port: Number(port) });
+        const received: Buffer[] = [];
+        let sent = false;
+        socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
+        socket.on('error', reject);
+        socket.on('data', (chunk) => {
+          received.push(chunk);
+          // Once the Management API has answered the first request, the second: a 20 KiB query string.
+          if (!sent && Buffer.concat(received).includes('\r\n\r\n{')) {
+            sent = true;
+            socket.write(`GET /oidc/logout?id_token_hint=${'a'.repeat(20 * 1024)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+          }
+        });
+        socket.on('close', () => resolve(Buffer.concat(received).toString('utf8')));
+        socket.write(`GET /api/v2/roles HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+      });
+      const second = text.slice(text.indexOf('HTTP/1.1', 1));
+      expect(second.split(' ')[1]).toBe('431');
+      expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4))).toStrictEqual({ error: 'request_header_fields_too_large', error_description: expect.stringMatching(/header/i) });
+    });
     it('when the headers arrive in several packets after the request line', async () => {
       const answer = await raw(server, `GET /api/v2/users HTTP/1.1\r\nHost: ${host}\r\n`, `X-One: ${'b'.repeat(10_000)}\r\n`, `X-Two: ${'c'.repeat(10_000)}\r\n\r\n`);
       expect(answer.status).toBe(431);
