@@ -79,7 +79,8 @@ function serverEnv(port, dataDir, workers, databaseUrl) {
  */
 async function startOnce(port, dataDir, workers, databaseUrl) {
   const child = startChild(workers > 1 ? `Gatehouse (${workers} workers)` : 'Gatehouse', CLI, ['start'], serverEnv(port, dataDir, workers, databaseUrl));
-  await waitForHttp(child, `http://127.0.0.1:${port}/healthz`);
+  // BENCH_START_TIMEOUT_MS: on a machine busy with other work, starting (migrations included) can take longer.
+  await waitForHttp(child, `http://127.0.0.1:${port}/healthz`, { timeoutMs: Number(process.env.BENCH_START_TIMEOUT_MS ?? 30_000) });
   return child;
 }
 

@@ -8,6 +8,7 @@
  *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate;
  *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency;
  *  - import: user import jobs on SQLite and PostgreSQL (users/s, logins' p99 during an import, export RSS);
+ *  - logs: tenant log searches, paging and stats on 1,000,000 log events against 1,000 (SQLite and PostgreSQL);
  *  - scale: each Management read, search, signup, login and refresh on a large tenant against a 1,000-user one.
  */
 import authorizationCode from './authorization-code.js';
@@ -16,6 +17,7 @@ import clientCredentials from './client-credentials.js';
 import events from './events.js';
 import importJobs from './import.js';
 import jwks from './jwks.js';
+import logs from './logs.js';
 import passwordRealm from './password-realm.js';
 import scale from './scale.js';
 import userinfo from './userinfo.js';
@@ -50,4 +52,4 @@ import userinfo from './userinfo.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, scale, bundleSize];
+export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, scale, logs, bundleSize];

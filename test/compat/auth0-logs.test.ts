@@ -3,7 +3,8 @@
  * as in auth0-management.test.ts): the SDK's own client-credentials token request (`seccft`), its Management API
  * changes (`sapi`), and a wrong password at the password-realm grant (`fp`) are read back with `logs.list`
  * (its `search` parameter, its default include_totals paging), `logs.get` and `users.logs.list`; then the
- * `logStreams` sub-client's whole lifecycle of an http stream, and the `stats` sub-client's two reads.
+ * `logStreams` sub-client's whole lifecycle of an http stream, and the `stats` sub-client's two reads before and
+ * after real password logins.
  */
 import { ManagementClient } from 'auth0';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,11 +111,27 @@ describe('auth0@7 logStreams and stats sub-clients', () => {
     expect(await management.logStreams.list()).toEqual([]);
   });
 
-  it('reads active users and daily stats', async () => {
-    const active = await management.stats.getActiveUsersCount();
-    expect(active).toBe(0);
+  it('reads active users and daily stats, which follow a real login', async () => {
+    expect(await management.stats.getActiveUsersCount()).toBe(0);
+    const user = await management.users.create({ connection: DATABASE_CONNECTION_NAME, email: 'sdk.stats@example.com', password: 'Sdk-Stats-Passw0rd!' });
+    const app = await management.clients.create({ name: 'SDK stats app', app_type: 'regular_web', token_endpoint_auth_method: 'client_secret_post', grant_types: [PASSWORD_REALM_GRANT] });
+    const connections = [];
+    for await (const c of await management.connections.list({ name: DATABASE_CONNECTION_NAME })) connections.push(c);
+    await management.connections.clients.update(connections[0]!.id!, [{ client_id: app.client_id!, status: true }]);
+    for (let i = 0; i < 2; i++) {
+      const login = await fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: PASSWORD_REALM_GRANT, realm: DATABASE_CONNECTION_NAME, client_id: app.client_id, client_secret: app.client_secret, username: 'sdk.stats@example.com', password: 'Sdk-Stats-Passw0rd!' }),
+      });
+      expect(login.status).toBe(200);
+    }
+    await server.server.services.tenantLogs.flush();
+    expect(user.user_id).toBeTruthy();
+    // Two logins by one user: one active user, two logins today.
+    expect(await management.stats.getActiveUsersCount()).toBe(1);
     const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
     const daily = await management.stats.getDaily({ from: today, to: today });
-    expect(Array.isArray(daily)).toBe(true);
+    expect(daily).toEqual([expect.objectContaining({ date: `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`, logins: 2, signups: 0, leaked_passwords: 0 })]);
   });
 });

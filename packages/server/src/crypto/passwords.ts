@@ -41,6 +41,11 @@ export function argon2Pressure(): number {
   return argon2Running + argon2Waiting.length;
 }
 
+/** The argon2 computations running and waiting for a slot (GET /metrics). */
+export function argon2Queue(): { running: number; waiting: number } {
+  return { running: argon2Running, waiting: argon2Waiting.length };
+}
+
 /**
  * How long a password check spent hashing, without the time it waited for a slot: the wait depends on the
  * load, not on whose password it was, so login-timing.ts leaves it out of the time failures are padded to.

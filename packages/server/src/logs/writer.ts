@@ -20,6 +20,7 @@ import type { Database, LogsTable } from '../store/schema.js';
 import type { TenantSettings } from '../store/tenants.js';
 import { observe } from '../metrics/registry.js';
 import { logIdAt, logRow, requestOrigin, type LogFacts, type RequestOrigin } from './log-event.js';
+import { forgetLoginsBefore, rollUp, unroll } from './rollups.js';
 
 /** How long a recorded event may wait in memory before it is written. */
 const FLUSH_AFTER_MS = 50;
@@ -42,10 +43,12 @@ export async function writeLogEvents(db: Kysely<Database>, rows: readonly LogsTa
   await insertLogRows(db, rows);
 }
 
+/** Inserts `rows` and adds them to the stats rollups; `db` is a transaction, so both commit together. */
 async function insertLogRows(db: Kysely<Database>, rows: readonly LogsTable[]): Promise<void> {
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     await db.insertInto('logs').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
   }
+  await rollUp(db, rows);
 }
 
 /** The retention of a tenant's logs, in days. */
@@ -54,24 +57,31 @@ export function logRetentionDays(settings: TenantSettings): number {
 }
 
 /**
- * Deletes one tenant's logs older than its retention, PRUNE_BATCH rows per statement, yielding between
- * statements. Returns how many rows went.
+ * Deletes one tenant's logs older than its retention, PRUNE_BATCH rows per transaction (which also takes exactly
+ * the deleted rows off the stats rollups), yielding between batches. Returns how many rows went.
  */
 export async function pruneTenantLogs(db: Kysely<Database>, tenantId: string, retentionDays: number, now = Date.now()): Promise<number> {
-  const before = logIdAt(now - retentionDays * DAY_MS);
+  const beforeDate = now - retentionDays * DAY_MS;
+  const before = logIdAt(beforeDate);
   let deleted = 0;
   for (;;) {
-    const result = await db
-      .deleteFrom('logs')
-      .where('log_id', 'in', (eb) =>
-        eb.selectFrom('logs').select('log_id').where('tenant_id', '=', tenantId).where('log_id', '<', before).orderBy('log_id').limit(PRUNE_BATCH),
-      )
-      .executeTakeFirst();
-    const count = Number(result.numDeletedRows);
+    const count = await db.transaction().execute(async (trx) => {
+      const gone = await trx
+        .deleteFrom('logs')
+        .where('log_id', 'in', (eb) =>
+          eb.selectFrom('logs').select('log_id').where('tenant_id', '=', tenantId).where('log_id', '<', before).orderBy('log_id').limit(PRUNE_BATCH),
+        )
+        .returning(['type', 'date'])
+        .execute();
+      await unroll(trx, tenantId, gone);
+      return gone.length;
+    });
     deleted += count;
-    if (count < PRUNE_BATCH) return deleted;
+    if (count < PRUNE_BATCH) break;
     await new Promise((resolve) => setImmediate(resolve));
   }
+  await forgetLoginsBefore(db, tenantId, beforeDate);
+  return deleted;
 }
 
 export class TenantLogWriter {
@@ -119,7 +129,7 @@ export class TenantLogWriter {
     this.#pending = [];
     this.#flushing = (async () => {
       try {
-        await insertLogRows(this.store.db, rows);
+        await this.store.db.transaction().execute((trx) => insertLogRows(trx, rows));
       } catch (err) {
         // Kept for the next flush (a database restarting); bounded so that memory is not the next failure.
         this.#pending = [...rows, ...this.#pending];

@@ -1,5 +1,5 @@
 /**
- * /api/v2/stats, computed from the tenant's log events (store/log-stats.ts):
+ * /api/v2/stats, computed from the tenant's log events (their rollups, store/log-stats.ts and logs/rollups.ts):
  *  - `GET /stats/active-users`: a bare number, the users with a successful login in the last 30 days;
  *  - `GET /stats/daily?from=YYYYMMDD&to=YYYYMMDD` (both inclusive, UTC days): per day, `logins`,
  *    `signups` (`ss`) and `leaked_passwords` (`pwd_leak`, `signup_pwd_leak`), with `created_at`/`updated_at` the
@@ -23,7 +23,6 @@ const ACTIVE_WINDOW_DAYS = 30;
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 366;
 
-const LOGIN_TYPES = ['s', 'sepft'];
 const COUNTED: Record<string, 'logins' | 'signups' | 'leaked_passwords'> = {
   s: 'logins',
   sepft: 'logins',
@@ -61,7 +60,7 @@ export function registerStats(api: App, services: Services): void {
       summary: 'Count the users who logged in during the last 30 days',
       response: { 200: Type.Integer({ minimum: 0, description: 'The number of distinct users with a successful login (s or sepft) in the last 30 days' }) },
     }),
-    handler: async (request) => countActiveUsers(db, request.tenant.id, LOGIN_TYPES, Date.now() - ACTIVE_WINDOW_DAYS * DAY_MS),
+    handler: async (request) => countActiveUsers(db, request.tenant.id, Date.now() - ACTIVE_WINDOW_DAYS * DAY_MS),
   });
 
   api.get('/stats/daily', {

@@ -1,7 +1,7 @@
 /**
- * GET /metrics: the Prometheus text exposition of this process (metrics/registry.ts) plus what is read from
- * storage when scraped: the event outbox's backlog and delivery lag, the log streams' state, and the
- * PostgreSQL pool. Every answered request is counted by its route template here too.
+ * GET /metrics: the Prometheus text exposition of this process (metrics/registry.ts) plus what is read when
+ * scraped: the event outbox's backlog and delivery lag, the log streams' state, backlog and lag, the password
+ * hashing queue, and the PostgreSQL pool. Every answered request is counted by its route template here too.
  *
  * Who may read it: with GATEHOUSE_METRICS_TOKEN, a caller presenting it as a bearer token (from anywhere);
  * without, only this machine (a loopback client address, not forwarded by an untrusted proxy), as the dev
@@ -22,6 +22,9 @@ class MetricsUnauthorized extends ProtocolError {
   }
 }
 
+/** Logs counted per stream for the backlog gauge. */
+const LOG_BACKLOG_CAP = 10_000;
+
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 function bearerMatches(header: string | undefined, expected: Buffer): boolean {
@@ -29,27 +32,43 @@ function bearerMatches(header: string | undefined, expected: Buffer): boolean {
   return match !== null && timingSafeEqual(digest(match[1]!), expected);
 }
 
+/** `read`, run once for the callers that ask while it runs (the gauges of one scrape). */
+function shared<T>(read: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () =>
+    (running ??= read().finally(() => {
+      running = undefined;
+    }));
+}
+
 /** The series read from storage at scrape time, for this app's store. */
 function storageRegistry({ store }: Pick<Services, 'store'>): Registry {
   const registry = new Registry();
+  // prom-client collects a registry's gauges concurrently: two gauges read by one query share it (`shared`),
+  // so that neither shows the previous scrape's figure.
+  const outbox = shared(async () => {
+    const row = await store.db
+      .selectFrom('event_deliveries')
+      .select([(eb) => eb.fn.countAll<number | string>().as('n'), (eb) => eb.fn.min('created_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return { pending: Number(row?.n ?? 0), lag: row?.oldest === null || row?.oldest === undefined ? 0 : Math.max(0, (Date.now() - Number(row.oldest)) / 1000) };
+  });
   new Gauge({
     name: 'gatehouse_event_outbox_pending',
     help: 'Event deliveries waiting to be delivered (all streams)',
     registers: [registry],
     async collect() {
-      const row = await store.db
-        .selectFrom('event_deliveries')
-        .select([(eb) => eb.fn.countAll<number | string>().as('n'), (eb) => eb.fn.min('created_at').as('oldest')])
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      this.set(Number(row?.n ?? 0));
-      lag.set(row?.oldest === null || row?.oldest === undefined ? 0 : Math.max(0, (Date.now() - Number(row.oldest)) / 1000));
+      this.set((await outbox()).pending);
     },
   });
-  const lag = new Gauge({
+  new Gauge({
     name: 'gatehouse_event_outbox_oldest_pending_seconds',
     help: 'Age of the oldest event delivery still pending (0 when none): the delivery lag',
     registers: [registry],
+    async collect() {
+      this.set((await outbox()).lag);
+    },
   });
   new Gauge({
     name: 'gatehouse_event_deliveries_failed',
@@ -87,6 +106,41 @@ function storageRegistry({ store }: Pick<Services, 'store'>): Registry {
         .where('consecutive_failures', '>', 0)
         .executeTakeFirst();
       this.set(Number(row?.n ?? 0));
+    },
+  });
+  // A log stream is a cursor over `logs`: its backlog is the logs after the cursor (counted up to
+  // LOG_BACKLOG_CAP per stream, so a stream far behind never makes a scrape walk its tenant's logs), its lag the
+  // age of the oldest of them. Paused and suspended streams wait on purpose and are left out.
+  const streams = shared(async () => {
+    const active = await store.db.selectFrom('log_streams').select(['tenant_id', 'cursor']).where('status', '=', 'active').execute();
+    let backlog = 0;
+    let oldest: number | undefined;
+    for (const stream of active) {
+      const behind = await store.db
+        .selectFrom((eb) =>
+          eb.selectFrom('logs').select('date').where('tenant_id', '=', stream.tenant_id).where('log_id', '>', stream.cursor).orderBy('log_id').limit(LOG_BACKLOG_CAP).as('behind'),
+        )
+        .select([(eb) => eb.fn.countAll<number | string>().as('n'), (eb) => eb.fn.min('date').as('oldest')])
+        .executeTakeFirst();
+      backlog += Number(behind?.n ?? 0);
+      if (behind?.oldest !== null && behind?.oldest !== undefined) oldest = Math.min(oldest ?? Infinity, Number(behind.oldest));
+    }
+    return { backlog, lag: oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000) };
+  });
+  new Gauge({
+    name: 'gatehouse_log_stream_backlog',
+    help: `Log events not yet delivered (or skipped) by active log streams, summed over streams, each counted up to ${LOG_BACKLOG_CAP}`,
+    registers: [registry],
+    async collect() {
+      this.set((await streams()).backlog);
+    },
+  });
+  new Gauge({
+    name: 'gatehouse_log_stream_lag_seconds',
+    help: 'Age of the oldest log event an active log stream has not delivered yet (0 when none): the delivery lag',
+    registers: [registry],
+    async collect() {
+      this.set((await streams()).lag);
     },
   });
   const poolStats = store.poolStats;

@@ -8,11 +8,14 @@
  * unreachable (a real TCP proxy in front of the real Redis, closed and reopened) and recovers with it.
  */
 import net from 'node:net';
+import { availableParallelism } from 'node:os';
 import { Writable } from 'node:stream';
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD_REALM_GRANT } from '../auth-api/token/password-realm.js';
 import { createClient, post } from '../auth-api/user-tokens/testing.js';
+import { hashPassword } from '../crypto/passwords.js';
+import { startReceiver } from '../events/test-receiver.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
 import { postgresAvailable, REDIS_URL, redisAvailable } from '../test-support/services.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
@@ -74,6 +77,11 @@ describe('GET /metrics, loopback only by default', () => {
       'gatehouse_event_deliveries_failed',
       'gatehouse_log_streams',
       'gatehouse_log_streams_failing',
+      'gatehouse_log_stream_backlog',
+      'gatehouse_log_stream_lag_seconds',
+      'gatehouse_password_hash_queue_depth',
+      'gatehouse_password_hash_running',
+      'gatehouse_email_send_failures_total',
       'gatehouse_process_cpu_seconds_total',
     ]) {
       expect(family(before, name).name).toBe(name);
@@ -106,6 +114,51 @@ describe('GET /metrics, loopback only by default', () => {
     expect(value(after, 'gatehouse_token_failures_total', { grant_type: PASSWORD_REALM_GRANT })).toBeGreaterThanOrEqual(1);
     // Raw paths never become labels.
     expect(family(after, 'gatehouse_http_requests_total').metrics.some((m) => m.labels?.route?.includes('missing-'))).toBe(false);
+  });
+
+  it('shows the password hashing queue filling and draining', async () => {
+    // Four times as many hashes as there are slots, started at once: all but a slot's worth wait.
+    expect(value(await scrape(server), 'gatehouse_password_hash_running')).toBe(0);
+    const hashes = Array.from({ length: 4 * availableParallelism() }, (_, i) => hashPassword(`queued password ${i}`));
+    const busy = await scrape(server);
+    expect(value(busy, 'gatehouse_password_hash_queue_depth')).toBeGreaterThan(0);
+    expect(value(busy, 'gatehouse_password_hash_running')).toBe(availableParallelism());
+    await Promise.all(hashes);
+    const idle = await scrape(server);
+    expect(value(idle, 'gatehouse_password_hash_queue_depth')).toBe(0);
+    expect(value(idle, 'gatehouse_password_hash_running')).toBe(0);
+  });
+
+  it('shows a log stream falling behind while its receiver fails, and catching up once it accepts', async () => {
+    const receiver = await startReceiver();
+    try {
+      let accepting = false;
+      receiver.answer = () => ({ status: accepting ? 200 : 500 });
+      const token = await managementToken(server);
+      const created = await fetch(`${server.url}/api/v2/log-streams`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'metrics lag', type: 'http', sink: { httpEndpoint: receiver.url, httpContentFormat: 'JSONARRAY' } }),
+      });
+      expect(created.status).toBe(200);
+      const tenantId = server.server.prepared.bootstrap!.tenant.id;
+      for (let i = 0; i < 5; i++) server.server.services.tenantLogs.record(tenantId, { type: 'fu', user_name: `lagging${i}` }, { ip: null, user_agent: null, hostname: null });
+      await server.server.services.tenantLogs.flush();
+      // The worker has tried (and failed) at least twice: the logs are still behind, and getting older.
+      await receiver.waitFor((received) => received.length >= 2, 20_000);
+      const behind = await scrape(server);
+      expect(value(behind, 'gatehouse_log_stream_backlog')).toBeGreaterThanOrEqual(5);
+      expect(value(behind, 'gatehouse_log_stream_lag_seconds')).toBeGreaterThan(1);
+      expect(value(behind, 'gatehouse_log_streams_failing')).toBe(1);
+      accepting = true;
+      await expect.poll(async () => value(await scrape(server), 'gatehouse_log_stream_backlog'), { timeout: 30_000, interval: 250 }).toBe(0);
+      const caughtUp = await scrape(server);
+      expect(value(caughtUp, 'gatehouse_log_stream_lag_seconds')).toBe(0);
+      expect(value(caughtUp, 'gatehouse_log_streams_failing')).toBe(0);
+      expect(receiver.received.at(-1)!.body).toContain('lagging4');
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('refuses a request forwarded by a proxy it does not trust, as if there were no such route', async () => {

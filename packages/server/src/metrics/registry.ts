@@ -6,7 +6,8 @@
  * Labels are bounded: route templates (never raw paths), status codes, grant types, log event codes and
  * connection names, which the tenant configures and which are few.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { argon2Queue } from '../crypto/passwords.js';
 
 export const processRegistry = new Registry();
 collectDefaultMetrics({ register: processRegistry, prefix: 'gatehouse_' });
@@ -82,6 +83,24 @@ const emailFailures = new Counter({
   name: 'gatehouse_email_send_failures_total',
   help: 'Failed SMTP sends (each attempt)',
   registers: [processRegistry],
+});
+
+// Process-wide, like the slots they describe (crypto/passwords.ts): a backlog here is logins waiting on CPU.
+new Gauge({
+  name: 'gatehouse_password_hash_queue_depth',
+  help: 'Argon2 password hashes and verifications waiting for a slot (one slot per CPU)',
+  registers: [processRegistry],
+  collect() {
+    this.set(argon2Queue().waiting);
+  },
+});
+new Gauge({
+  name: 'gatehouse_password_hash_running',
+  help: 'Argon2 password hashes and verifications running',
+  registers: [processRegistry],
+  collect() {
+    this.set(argon2Queue().running);
+  },
 });
 
 const LOGIN_SUCCESS = new Set(['s']);

@@ -1,21 +1,22 @@
 /**
- * Tenant stats read from the log events (/api/v2/stats): both read the (tenant_id, type, date, user_id) index of
- * migration 0026 alone, one range per event type, so their cost follows the matching rows, not the tenant's logs.
+ * Tenant stats (/api/v2/stats), read from the rollups of migration 0033 (kept by logs/rollups.ts as logs are
+ * written and pruned): their cost follows the days asked for and the active users, not the tenant's log rows.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 
 export const DAY_MS = 86_400_000;
 
-/** Users with at least one successful login (any of `loginTypes`) since `since`. */
-export async function countActiveUsers(db: Kysely<Database>, tenantId: string, loginTypes: readonly string[], since: number): Promise<number> {
+/** A successful login: `s` (the hosted pages, passwordless) or `sepft` (a password grant). */
+export const LOGIN_TYPES = ['s', 'sepft'] as const;
+
+/** Users with at least one successful login since `since` (one range of the (tenant_id, last_login) index). */
+export async function countActiveUsers(db: Kysely<Database>, tenantId: string, since: number): Promise<number> {
   const row = await db
-    .selectFrom('logs')
-    .select(sql<number | string>`count(distinct user_id)`.as('n'))
+    .selectFrom('log_user_logins')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('tenant_id', '=', tenantId)
-    .where('type', 'in', [...loginTypes])
-    .where('date', '>=', since)
-    .where('user_id', 'is not', null)
+    .where('last_login', '>=', since)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
@@ -29,25 +30,16 @@ export interface DailyCount {
   last: number;
 }
 
-/** Events of `types` in [from, to), counted per UTC day and type, with each group's first and last time. */
+/** Events of `types` in the UTC days [from, to) (both midnights), per day and type, with each group's first and last time. */
 export async function countDaily(db: Kysely<Database>, tenantId: string, types: readonly string[], from: number, to: number): Promise<DailyCount[]> {
-  // A literal divisor, so that the selected and grouped expressions are the same text (PostgreSQL); integer
-  // division on both dialects.
-  const day = sql<number>`date / ${sql.lit(DAY_MS)}`;
   const rows = await db
-    .selectFrom('logs')
-    .select([
-      day.as('day'),
-      'type',
-      (eb) => eb.fn.countAll<number | string>().as('n'),
-      (eb) => eb.fn.min('date').as('first'),
-      (eb) => eb.fn.max('date').as('last'),
-    ])
+    .selectFrom('log_daily_counts')
+    .select(['day', 'type', 'n', 'first_at', 'last_at'])
     .where('tenant_id', '=', tenantId)
     .where('type', 'in', [...types])
-    .where('date', '>=', from)
-    .where('date', '<', to)
-    .groupBy([day, 'type'])
+    .where('day', '>=', Math.floor(from / DAY_MS))
+    .where('day', '<', Math.ceil(to / DAY_MS))
+    .where('n', '>', 0)
     .execute();
-  return rows.map((r) => ({ day: Number(r.day), type: r.type, n: Number(r.n), first: Number(r.first), last: Number(r.last) }));
+  return rows.map((r) => ({ day: Number(r.day), type: r.type, n: Number(r.n), first: Number(r.first_at), last: Number(r.last_at) }));
 }

@@ -674,6 +674,29 @@ export interface Database {
   log_streams: LogStreamsTable;
 }
 
+// --- log rollups for /api/v2/stats (0033) -------------------------------------------------------------------
+
+export interface LogDailyCountsTable {
+  tenant_id: string;
+  /** Days since the epoch (UTC). */
+  day: number;
+  type: string;
+  n: number;
+  first_at: number;
+  last_at: number;
+}
+
+export interface LogUserLoginsTable {
+  tenant_id: string;
+  user_id: string;
+  last_login: number;
+}
+
+export interface Database {
+  log_daily_counts: LogDailyCountsTable;
+  log_user_logins: LogUserLoginsTable;
+}
+
 // --- FAPI: pushed authorization requests, DPoP bindings (0022) ---------------------------------------------
 
 export interface PushedAuthorizationRequestsTable {
