@@ -35,6 +35,8 @@ const DiscoveryDocument = Type.Object(
     pushed_authorization_request_endpoint: Type.String({ format: 'uri' }),
     require_pushed_authorization_requests: Type.Boolean(),
     end_session_endpoint: Type.String({ format: 'uri' }),
+    backchannel_logout_supported: Type.Boolean(),
+    backchannel_logout_session_supported: Type.Boolean(),
     token_endpoint: Type.String({ format: 'uri' }),
     grant_types_supported: Type.Array(Type.String()),
     token_endpoint_auth_methods_supported: Type.Array(Type.String()),
@@ -73,6 +75,9 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     require_pushed_authorization_requests: tenant.settings.require_pushed_authorization_requests === true,
     // RP-initiated logout (auth-api/logout.ts).
     end_session_endpoint: `${tenant.baseUrl}/oidc/logout`,
+    // Back-Channel Logout 1.0 (auth-api/backchannel-logout): logout tokens carry `sid`, as ID tokens do.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     // Token endpoint: the grants and client authentication methods implemented.
     token_endpoint: `${tenant.baseUrl}/oauth/token`,
     grant_types_supported: Object.keys(GRANTS),
