@@ -296,7 +296,7 @@ const Fields = {
     },
     { additionalProperties: false },
   ),
-  compliance_level: oneOfOrNull(['none', 'fapi1_adv_pkj_par', 'fapi1_adv_mtls_par', 'fapi2_sp_pkj_mtls', 'fapi2_sp_mtls_mtls']),
+  compliance_level: oneOfOrNull(['none', 'fapi1_adv_pkj_par', 'fapi1_adv_mtls_par', 'fapi2_sp_pkj_mtls', 'fapi2_sp_mtls_mtls', 'fapi2_sp_pkj_dpop']),
   skip_non_verifiable_callback_uri_confirmation_prompt: orNull(Type.Boolean()),
   token_exchange: orNull(OpaqueObject),
   par_request_expiry: orNull(Type.Integer({ minimum: 10, maximum: 600 })),
