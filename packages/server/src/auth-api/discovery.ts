@@ -47,6 +47,7 @@ const DiscoveryDocument = Type.Object(
     claims_supported: Type.Array(Type.String()),
     dpop_signing_alg_values_supported: Type.Array(Type.String()),
     tls_client_certificate_bound_access_tokens: Type.Boolean(),
+    mtls_endpoint_aliases: Type.Optional(Type.Record(Type.String(), Type.String({ format: 'uri' }))),
   },
   { additionalProperties: true, description: 'Authorization server metadata' },
 );
@@ -92,6 +93,32 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     // RFC 8705 §3.3 (auth-api/sender-constraint.ts): certificate-bound tokens behind a trusted mTLS edge.
     tls_client_certificate_bound_access_tokens: true,
+    ...mtlsEndpointAliases(tenant),
+  };
+}
+
+/** The host the mTLS aliases live on: `mtls.` before the tenant's (the reference's "mtls.<your custom domain>"). */
+export function mtlsAliasBase(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  url.hostname = `mtls.${url.hostname}`;
+  return url.origin;
+}
+
+/**
+ * RFC 8705 §5: where a client calls the endpoints that take a client certificate, when mTLS is configured (a
+ * trusted edge: the custom domain API key) and the tenant turned the aliases on. The issuer stays the same
+ * (tenancy/tenant-resolver.ts serves mtls.<host> as the tenant itself).
+ */
+function mtlsEndpointAliases(tenant: Tenant): { mtls_endpoint_aliases?: Record<string, string> } {
+  if (!tenant.settings.custom_domain_api_key_sha256 || tenant.settings.mtls?.enable_endpoint_aliases !== true) return {};
+  const base = `${mtlsAliasBase(tenant.baseUrl)}${new URL(tenant.baseUrl).pathname.replace(/\/$/, '')}`;
+  return {
+    mtls_endpoint_aliases: {
+      token_endpoint: `${base}/oauth/token`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      userinfo_endpoint: `${base}/userinfo`,
+      pushed_authorization_request_endpoint: `${base}${PAR_PATH}`,
+    },
   };
 }
 

@@ -29,6 +29,7 @@
  * | 5.3.2.2-12  | request_uri expires_in under 600 s (ours ≤ 60 s), single use         | the request_uri used twice                  | 400 invalid_request_uri page       |
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
 import { decodeJwt, exportJWK, exportSPKI, generateKeyPair, SignJWT, type GenerateKeyPairResult } from 'jose';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -314,5 +315,40 @@ describe('FAPI 2.0 Security Profile: authorization server requirements (complian
     const reused = await redeem(callback, verifier, dpopKeys);
     expect(reused.status).toBe(400);
     expect(reused.body.error).toBe('invalid_grant');
+  });
+
+  it('RFC 8705 §5: mtls_endpoint_aliases on mtls.<host> when mTLS is configured and the aliases are on; the alias serves the same tenant', async () => {
+    const metadata = async () => (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Json;
+    expect(await metadata()).not.toHaveProperty('mtls_endpoint_aliases');
+    expect((await management(server, 'PATCH', '/tenants/settings', { mtls: { enable_endpoint_aliases: true } })).status).toBe(200);
+    const port = new URL(server.url).port;
+    const aliases = (await metadata()).mtls_endpoint_aliases as Record<string, string>;
+    expect(aliases).toEqual({
+      token_endpoint: `http://mtls.localhost:${port}/oauth/token`,
+      revocation_endpoint: `http://mtls.localhost:${port}/oauth/revoke`,
+      userinfo_endpoint: `http://mtls.localhost:${port}/userinfo`,
+      pushed_authorization_request_endpoint: `http://mtls.localhost:${port}/oauth/par`,
+    });
+    // The edge forwards to us with the alias as Host: the same tenant, the same issuer, a certificate-bound token.
+    const body = new URLSearchParams({ grant_type: 'client_credentials', audience: managementAudience, ...(await authenticated(mtlsClient.client_id)) }).toString();
+    const answer = await new Promise<{ status: number; body: Json }>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, path: '/oauth/token', method: 'POST', headers: { host: `mtls.localhost:${port}`, 'content-type': 'application/x-www-form-urlencoded', ...edge(certificate) } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Json }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const claims = decodeJwt(answer.body.access_token as string);
+    expect(claims.iss).toBe(server.issuer);
+    expect((claims.cnf as Json)['x5t#S256']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // Off again: no aliases, and mtls.<host> is no tenant.
+    expect((await management(server, 'PATCH', '/tenants/settings', { mtls: { enable_endpoint_aliases: false } })).status).toBe(200);
+    expect(await metadata()).not.toHaveProperty('mtls_endpoint_aliases');
   });
 });
