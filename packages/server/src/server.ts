@@ -168,6 +168,7 @@ export async function startServer(config: Config, options: StartOptions = {}): P
   if (moved) app.log.warn({ from: moved.from, to: moved.to, source: config.publicUrlSource }, "the default tenant's public URL changed");
   // SQLite in one process has one claimer, so rows still leased at start were left by a process that died.
   const deliveryWorker = new DeliveryWorker(prepared.store, prepared.sealer, app.log, {
+    backchannelLogout: { keyRing: services.keyRing },
     releaseLeasesOnStart: prepared.store.dialect === 'sqlite' && !cluster.isWorker,
   });
   deliveryWorker.start();

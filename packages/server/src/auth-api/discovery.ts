@@ -35,6 +35,8 @@ const DiscoveryDocument = Type.Object(
     pushed_authorization_request_endpoint: Type.String({ format: 'uri' }),
     require_pushed_authorization_requests: Type.Boolean(),
     end_session_endpoint: Type.String({ format: 'uri' }),
+    backchannel_logout_supported: Type.Boolean(),
+    backchannel_logout_session_supported: Type.Boolean(),
     token_endpoint: Type.String({ format: 'uri' }),
     grant_types_supported: Type.Array(Type.String()),
     token_endpoint_auth_methods_supported: Type.Array(Type.String()),
@@ -45,6 +47,7 @@ const DiscoveryDocument = Type.Object(
     claims_supported: Type.Array(Type.String()),
     dpop_signing_alg_values_supported: Type.Array(Type.String()),
     tls_client_certificate_bound_access_tokens: Type.Boolean(),
+    mtls_endpoint_aliases: Type.Optional(Type.Record(Type.String(), Type.String({ format: 'uri' }))),
   },
   { additionalProperties: true, description: 'Authorization server metadata' },
 );
@@ -73,6 +76,9 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     require_pushed_authorization_requests: tenant.settings.require_pushed_authorization_requests === true,
     // RP-initiated logout (auth-api/logout.ts).
     end_session_endpoint: `${tenant.baseUrl}/oidc/logout`,
+    // Back-Channel Logout 1.0 (auth-api/backchannel-logout): logout tokens carry `sid`, as ID tokens do.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     // Token endpoint: the grants and client authentication methods implemented.
     token_endpoint: `${tenant.baseUrl}/oauth/token`,
     grant_types_supported: Object.keys(GRANTS),
@@ -87,6 +93,32 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     // RFC 8705 §3.3 (auth-api/sender-constraint.ts): certificate-bound tokens behind a trusted mTLS edge.
     tls_client_certificate_bound_access_tokens: true,
+    ...mtlsEndpointAliases(tenant),
+  };
+}
+
+/** The host the mTLS aliases live on: `mtls.` before the tenant's (the reference's "mtls.<your custom domain>"). */
+export function mtlsAliasBase(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  url.hostname = `mtls.${url.hostname}`;
+  return url.origin;
+}
+
+/**
+ * RFC 8705 §5: where a client calls the endpoints that take a client certificate, when mTLS is configured (a
+ * trusted edge: the custom domain API key) and the tenant turned the aliases on. The issuer stays the same
+ * (tenancy/tenant-resolver.ts serves mtls.<host> as the tenant itself).
+ */
+function mtlsEndpointAliases(tenant: Tenant): { mtls_endpoint_aliases?: Record<string, string> } {
+  if (!tenant.settings.custom_domain_api_key_sha256 || tenant.settings.mtls?.enable_endpoint_aliases !== true) return {};
+  const base = `${mtlsAliasBase(tenant.baseUrl)}${new URL(tenant.baseUrl).pathname.replace(/\/$/, '')}`;
+  return {
+    mtls_endpoint_aliases: {
+      token_endpoint: `${base}/oauth/token`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      userinfo_endpoint: `${base}/userinfo`,
+      pushed_authorization_request_endpoint: `${base}${PAR_PATH}`,
+    },
   };
 }
 

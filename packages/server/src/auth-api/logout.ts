@@ -67,7 +67,7 @@ export function registerLogout(app: App, services: Services): void {
       const params = readParameters(request.query);
       const client = await clientNamed(services, request, params.client_id);
       // The session ends whatever happens next: the user asked to log out.
-      logged.userId = await endSession(request, reply, services);
+      logged.userId = await endSession(request, reply, services, 'rp-logout');
       logged.client = client;
       const allowed = client ? client.allowed_logout_urls : (request.tenant.settings.allowed_logout_urls ?? []);
       const returnTo = params.returnTo;
@@ -123,7 +123,7 @@ export function registerLogout(app: App, services: Services): void {
         clientId = audience;
       }
       const client = await clientNamed(services, request, clientId);
-      logged.userId = await endSession(request, reply, services);
+      logged.userId = await endSession(request, reply, services, 'rp-logout');
       logged.client = client;
       const target = params.post_logout_redirect_uri;
       if (target === undefined || target === '') {

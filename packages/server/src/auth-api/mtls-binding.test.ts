@@ -137,7 +137,8 @@ describe('certificate-bound access tokens (RFC 8705)', () => {
     expect(bound.status, JSON.stringify(bound.body)).toBe(200);
   });
 
-  for (const setting of [{ tls_client_certificate_bound_access_tokens: true }, { compliance_level: 'fapi2_sp_pkj_mtls' }]) {
+  // A FAPI 1 level: the FAPI 2.0 levels also demand PAR, PKCE and private_key_jwt (fapi2-profile.test.ts).
+  for (const setting of [{ tls_client_certificate_bound_access_tokens: true }, { compliance_level: 'fapi1_adv_mtls_par' }]) {
     it(`binds the code flow's and refresh's access tokens (${Object.keys(setting)[0]}), and /userinfo takes them with the certificate only`, async () => {
       const app = (await createApp(server, {
         app_type: 'regular_web',

@@ -8,6 +8,7 @@
  * client metadata) or a `compliance_level` whose sender constraint is mTLS; such a client calling without a
  * certificate gets an error rather than an unbound token (the choice §3.4 leaves to the server).
  */
+import { fapi2Profile } from './fapi-profile.js';
 import type { FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { certificateThumbprint } from '../crypto/certificate-thumbprint.js';
@@ -45,8 +46,14 @@ export function certificateBinding(request: FastifyRequest, client: Client): str
   return thumbprint;
 }
 
-/** A client with `require_proof_of_possession` gets only sender-constrained tokens (DPoP or mTLS). */
+/**
+ * A client with `require_proof_of_possession` gets only sender-constrained tokens (DPoP or mTLS); a FAPI 2.0
+ * client only tokens bound by its level's method (§5.3.2.1-4; the mTLS levels are held by certificateBinding).
+ */
 export function requireProofIfAsked(client: Client, proof: VerifiedProof | undefined, certificate: string | undefined): void {
+  if (fapi2Profile(client)?.senderConstraint === 'dpop' && !proof) {
+    throw new InvalidRequest(`FAPI 2.0 (${client.compliance_level}): tokens are DPoP-bound only; send a DPoP proof (RFC 9449)`);
+  }
   if (client.require_proof_of_possession === true && !proof && !certificate) {
     throw new InvalidRequest('The application requires proof of possession: send a DPoP proof (RFC 9449) or call over mutual TLS (RFC 8705)');
   }

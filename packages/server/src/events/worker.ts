@@ -32,6 +32,8 @@ import { cloudEventOf, onDeliveriesQueued, onTenantChanged, type StoredEvent } f
 import { findStreamById, type EventStream } from './streams.js';
 import { LogStreamDelivery, type LogStreamDeliveryOptions } from '../logs/stream-delivery.js';
 import { observe } from '../metrics/registry.js';
+import { BackchannelLogoutDelivery, type BackchannelDeliveryOptions } from '../auth-api/backchannel-logout/delivery.js';
+import { KeyRing } from '../crypto/key-ring.js';
 
 export const MAX_ATTEMPTS = 4;
 export const RETRY_DELAYS_MS = [1000, 2000, 4000] as const;
@@ -51,6 +53,8 @@ export interface WorkerOptions {
   releaseLeasesOnStart?: boolean;
   /** Log streams are delivered by this worker too (logs/stream-delivery.ts). */
   logStreams?: LogStreamDeliveryOptions;
+  /** Back-channel logout tokens are delivered by this worker too (auth-api/backchannel-logout/delivery.ts). */
+  backchannelLogout?: BackchannelDeliveryOptions;
 }
 
 /** How long after a wake-up the worker keeps looking closely (the emitting transaction may not have committed). */
@@ -99,6 +103,9 @@ export class DeliveryWorker {
   /** The log streams' pass in progress, if any: one at a time, beside the event deliveries. */
   #logPass: Promise<void> | undefined;
   #lastLogPass = 0;
+  readonly #backchannel: BackchannelLogoutDelivery;
+  #backchannelPass: Promise<void> | undefined;
+  #lastBackchannelPass = 0;
 
   constructor(store: Store, sealer: Sealer, log: FastifyBaseLogger, options: WorkerOptions = {}) {
     this.#store = store;
@@ -108,6 +115,7 @@ export class DeliveryWorker {
     this.#pollMs = options.pollMs ?? 500;
     this.#releaseOnStart = options.releaseLeasesOnStart ?? false;
     this.#logStreams = new LogStreamDelivery(store, sealer, log, options.logStreams);
+    this.#backchannel = new BackchannelLogoutDelivery(store, log, options.backchannelLogout ?? { keyRing: new KeyRing(store.db, sealer) });
   }
 
   start(): void {
@@ -139,7 +147,7 @@ export class DeliveryWorker {
     clearTimeout(this.#wakeTimer);
     this.#nudge?.();
     await this.#loop;
-    await Promise.race([Promise.allSettled([...this.#inFlight, ...(this.#logPass ? [this.#logPass] : [])]), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
+    await Promise.race([Promise.allSettled([...this.#inFlight, ...(this.#logPass ? [this.#logPass] : []), ...(this.#backchannelPass ? [this.#backchannelPass] : []), this.#backchannel.settle()]), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
     await this.#flushing;
     await this.#flush();
   }
@@ -169,6 +177,7 @@ export class DeliveryWorker {
       }
       if (claimed.length > 0) await this.#dispatch(claimed);
       this.#passLogStreams();
+      this.#passBackchannelLogouts();
       if (Date.now() - this.#lastPurge > PURGE_EVERY_MS) await this.#purge();
       // A full claim means more may be due at once; otherwise wait for a wake-up or the poll.
       if (claimed.length < limit) await this.#idle('work');
@@ -186,6 +195,20 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.#logPass = undefined;
+      });
+  }
+
+  #passBackchannelLogouts(): void {
+    // As the log streams: one pass at a time, beside the event deliveries.
+    if (this.#backchannelPass || this.#stopped || Date.now() - this.#lastBackchannelPass < WAKE_POLL_MS) return;
+    this.#lastBackchannelPass = Date.now();
+    this.#backchannelPass = this.#backchannel
+      .pass()
+      .catch((err: unknown) => {
+        if (!this.#stopped) this.#log.error({ err }, 'claiming back-channel logouts failed');
+      })
+      .finally(() => {
+        this.#backchannelPass = undefined;
       });
   }
 

@@ -22,7 +22,7 @@ import { logRow, requestOrigin } from '../logs/log-event.js';
 import { writeLogEvents } from '../logs/writer.js';
 import type { Tenant } from '../store/tenants.js';
 import { findConnectionById, type Connection } from '../store/connections.js';
-import { deleteSsoSessionsOfUser } from '../store/sso-sessions.js';
+import { endSessionsOfUsers } from '../auth-api/backchannel-logout/queue.js';
 import { findUser, updateUsers, type User } from '../store/users.js';
 import { formOutcome, redirectWithOutcome, type FormOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
@@ -214,8 +214,8 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
       throw err;
     }
     // Whoever knew the old password is signed out everywhere (a linked identity's sessions are its primary's).
-    await deleteSsoSessionsOfUser(services.store.db, user.tenant_id, user.user_id);
-    if (user.linked_to) await deleteSsoSessionsOfUser(services.store.db, user.tenant_id, user.linked_to);
+    // The clients those sessions served are told (back-channel logout, initiator password-changed).
+    await endSessionsOfUsers(services, request.tenant, [user.user_id, ...(user.linked_to ? [user.linked_to] : [])], 'password-changed');
     request.log.info({ userId: user.user_id }, 'password reset with an emailed ticket');
     return redirectWithOutcome(reply, request, services, place(ticket), { status: 200, done: true });
   });

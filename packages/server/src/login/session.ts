@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomAlphanumeric, randomSecret } from '../crypto/ids.js';
 import type { Services } from '../services.js';
+import { queueBackchannelLogouts } from '../auth-api/backchannel-logout/queue.js';
+import type { LogoutInitiator } from '../auth-api/backchannel-logout/settings.js';
 import { deleteSsoSession, findSsoSessionByTokenHash, insertSsoSession, purgeExpiredSsoSessions, touchSsoSession, type SsoSession } from '../store/sso-sessions.js';
 import type { Tenant } from '../store/tenants.js';
 import { findUser, type User } from '../store/users.js';
@@ -118,12 +120,16 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   return session;
 }
 
-/** Ends this browser's session on the server and clears its cookie. */
-/** Ends the browser's session, if it has one; returns whose it was (for the logout's log event). */
-export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<string | undefined> {
+/**
+ * Ends the browser's session, if it has one, and clears its cookie; returns whose it was (for the logout's log
+ * event). With an initiator (a logout), the clients that took part are sent logout tokens (back-channel logout,
+ * queued here and delivered by the worker); a session replaced by a new login tells no one.
+ */
+export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services, initiator?: LogoutInitiator): Promise<string | undefined> {
   const value = request.cookies[SESSION_COOKIE];
   if (!value) return undefined;
   const session = await findSsoSessionByTokenHash(services.store.db, request.tenant.id, sha256(value));
+  if (session && initiator) await queueBackchannelLogouts(services, request.tenant, [session], initiator);
   if (session) await deleteSsoSession(services.store.db, session.id);
   reply.clearCookie(SESSION_COOKIE, cookieOptions(request.tenant));
   return session?.user_id;

@@ -10,6 +10,7 @@
  *    token holding a client_keys scope, except the create response, which is the one chance to read it.
  *  - Every change invalidates the tenant's CORS origin cache (tenancy/client-origins.ts).
  */
+import { LOGOUT_INITIATORS } from '../auth-api/backchannel-logout/settings.js';
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
@@ -137,6 +138,24 @@ const UrlList = Type.Array(Url, { maxItems: 200 });
 const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), { maxItems: 200 });
 const LongText = Type.String({ maxLength: 100_000 });
 const OpaqueObject = Type.Object({}, { additionalProperties: true });
+/** OIDC Back-Channel Logout (auth-api/backchannel-logout/settings.ts), in the reference's shape; one URL, as the reference allows. */
+const OidcLogout = Type.Object(
+  {
+    backchannel_logout_urls: Type.Optional(
+      Type.Array(Type.String({ maxLength: 2048, pattern: '^https?://[^\\s]+$', description: 'Where logout tokens are POSTed (https; plain http only to loopback or private addresses with allow_insecure_webhooks)' }), { maxItems: 1 }),
+    ),
+    backchannel_logout_initiators: Type.Optional(
+      Type.Object(
+        {
+          mode: Type.Union([Type.Literal('custom'), Type.Literal('all')]),
+          selected_initiators: Type.Optional(Type.Array(Type.Union(LOGOUT_INITIATORS.map((i) => Type.Literal(i))), { maxItems: LOGOUT_INITIATORS.length })),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true },
+);
 const CredentialName = Type.String({ minLength: 1, maxLength: 128 });
 const Pem = Type.String({ minLength: 1, maxLength: 16_384 });
 const CREDENTIAL_ID = /^cred_[A-Za-z0-9]{16}$/;
@@ -258,7 +277,7 @@ const Fields = {
   mobile: OpaqueObject,
   initiate_login_uri: Type.String({ maxLength: 2048 }),
   native_social_login: OpaqueObject,
-  oidc_logout: OpaqueObject,
+  oidc_logout: OidcLogout,
   oidc_backchannel_logout: OpaqueObject,
   session_transfer: orNull(OpaqueObject),
   default_organization: orNull(OpaqueObject),
@@ -277,7 +296,7 @@ const Fields = {
     },
     { additionalProperties: false },
   ),
-  compliance_level: oneOfOrNull(['none', 'fapi1_adv_pkj_par', 'fapi1_adv_mtls_par', 'fapi2_sp_pkj_mtls', 'fapi2_sp_mtls_mtls']),
+  compliance_level: oneOfOrNull(['none', 'fapi1_adv_pkj_par', 'fapi1_adv_mtls_par', 'fapi2_sp_pkj_mtls', 'fapi2_sp_mtls_mtls', 'fapi2_sp_pkj_dpop']),
   skip_non_verifiable_callback_uri_confirmation_prompt: orNull(Type.Boolean()),
   token_exchange: orNull(OpaqueObject),
   par_request_expiry: orNull(Type.Integer({ minimum: 10, maximum: 600 })),

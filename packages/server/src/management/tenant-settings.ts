@@ -36,6 +36,12 @@ const Hours = Type.Number({ minimum: 1, maximum: 8760 });
 const Minutes = Type.Number({ minimum: 60, maximum: 525600 });
 const Color = Type.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$' });
 
+/** The reference's `mtls`: with a trusted edge (custom domain API key), advertise mtls.<host> aliases (RFC 8705 §5). */
+const MtlsSettings = Type.Object(
+  { enable_endpoint_aliases: Type.Optional(Type.Boolean({ description: 'Advertise mtls_endpoint_aliases on mtls.<host> in discovery (RFC 8705 §5)' })) },
+  { additionalProperties: false },
+);
+
 const SettingsView = Type.Object({
   friendly_name: Type.String(),
   picture_url: Type.Optional(Type.String()),
@@ -51,6 +57,7 @@ const SettingsView = Type.Object({
   enabled_locales: Type.Array(Type.String()),
   log_retention_days: Type.Integer({ description: 'Days tenant logs are kept' }),
   require_pushed_authorization_requests: Type.Boolean({ description: 'Every application must send its authorization requests through /oauth/par (RFC 9126)' }),
+  mtls: Type.Optional(MtlsSettings),
 });
 type SettingsView = Static<typeof SettingsView>;
 
@@ -79,6 +86,7 @@ const SettingsPatch = Type.Object(
     ),
     log_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 })),
     require_pushed_authorization_requests: Type.Optional(Type.Boolean()),
+    mtls: Type.Optional(MtlsSettings),
   },
   { additionalProperties: false },
 );
@@ -101,6 +109,7 @@ function present(tenant: Tenant): SettingsView {
     enabled_locales: enabledLanguages(tenant),
     log_retention_days: logRetentionDays(s),
     require_pushed_authorization_requests: s.require_pushed_authorization_requests === true,
+    ...(s.mtls && { mtls: s.mtls }),
   };
 }
 
@@ -132,6 +141,7 @@ function applyPatch(settings: TenantSettings, patch: SettingsPatch): TenantSetti
     ...(patch.allow_insecure_webhooks !== undefined && { allow_insecure_webhooks: patch.allow_insecure_webhooks }),
     ...(patch.log_retention_days !== undefined && { log_retention_days: patch.log_retention_days }),
     ...(patch.require_pushed_authorization_requests !== undefined && { require_pushed_authorization_requests: patch.require_pushed_authorization_requests }),
+    ...(patch.mtls !== undefined && { mtls: { ...settings.mtls, ...patch.mtls } }),
   };
   // Unset values are dropped rather than stored as undefined/null.
   return JSON.parse(JSON.stringify(next)) as TenantSettings;

@@ -19,6 +19,7 @@
  * This file holds the routes; how a user is shown is user-view.ts, the rules its fields obey user-rules.ts, and
  * the `q` search syntax user-search.ts.
  */
+import { endSessionsOfUsers } from '../auth-api/backchannel-logout/queue.js';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
@@ -520,6 +521,8 @@ export function registerUsers(api: App, services: Services): void {
         if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
         throw err;
       }
+      // A block ends the user's sessions now (not at their next request), telling the clients that took part.
+      if (body.blocked === true && !user.blocked) await endSessionsOfUsers(services, request.tenant, [user.user_id], 'account-deactivated');
       return presentOne(services, tenantId, await findOr404(tenantId, user.user_id), context);
     },
   });
@@ -539,6 +542,8 @@ export function registerUsers(api: App, services: Services): void {
       const tenantId = request.tenant.id;
       const user = await findPrimaryUser(db, tenantId, request.params.id);
       if (user) {
+        // The deletion takes the sessions with it; their clients are told first (back-channel logout).
+        await endSessionsOfUsers(services, request.tenant, [user.user_id], 'account-deleted');
         await deleteUser(db, tenantId, user.user_id, async (trx) => {
           const object = await deletedUserEventObject(trx, user);
           await emitEvent(trx, { tenantId, type: 'user.deleted', object, context: eventContextFrom(request) });

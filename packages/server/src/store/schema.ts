@@ -850,3 +850,37 @@ export interface ConsoleSetupLinksTable {
 export interface Database {
   console_setup_links: ConsoleSetupLinksTable;
 }
+
+// --- back-channel logout (0032) ------------------------------------------------------------------------------
+
+export interface SsoSessionClientsTable {
+  session_id: string;
+  client_id: string;
+  tenant_id: string;
+  created_at: number;
+}
+
+export type BackchannelLogoutStatus = 'pending' | 'delivered' | 'failed';
+
+export interface BackchannelLogoutDeliveriesTable {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  endpoint: string;
+  issuer: string;
+  user_id: string;
+  session_id: string;
+  initiator: string;
+  status: BackchannelLogoutStatus;
+  attempt_count: number;
+  next_attempt_at: number;
+  lease_id: string | null;
+  last_error: string | null;
+  created_at: number;
+  completed_at: number | null;
+}
+
+export interface Database {
+  sso_session_clients: SsoSessionClientsTable;
+  backchannel_logout_deliveries: BackchannelLogoutDeliveriesTable;
+}

@@ -51,6 +51,8 @@ export interface TenantSettings {
   log_retention_days?: number;
   /** RFC 9126 §6: every client of the tenant sends its authorization requests through /oauth/par. */
   require_pushed_authorization_requests?: boolean;
+  /** The reference's `mtls`: `enable_endpoint_aliases` advertises mtls.<host> aliases (RFC 8705 §5) when an edge is trusted. */
+  mtls?: { enable_endpoint_aliases?: boolean };
   /** The MFA policy and enabled factors, once changed through the Management API's Guardian routes (mfa/policy.ts). */
   mfa?: MfaSettings;
 }

@@ -22,9 +22,18 @@ export class TenantResolver {
     const domain = normalizeDomain(host);
     const hit = this.#cache.get(domain);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.tenant;
-    const found = await findTenantByDomain(this.db, domain);
+    let found = await findTenantByDomain(this.db, domain);
+    let served = domain;
+    // RFC 8705 §5 aliases: mtls.<host> is the tenant of <host>, same issuer and URLs, when it turned them on.
+    if (!found && domain.startsWith('mtls.')) {
+      const aliased = await findTenantByDomain(this.db, domain.slice('mtls.'.length));
+      if (aliased?.settings.mtls?.enable_endpoint_aliases === true && aliased.settings.custom_domain_api_key_sha256) {
+        found = aliased;
+        served = domain.slice('mtls.'.length);
+      }
+    }
     // On a custom domain, the tenant's URLs and issuer are that host's (tenancy/custom-domains.ts).
-    const tenant = found && (await tenantOnHost(this.db, found, domain));
+    const tenant = found && (await tenantOnHost(this.db, found, served));
     if (this.#cache.size >= MAX_CACHED) this.#cache.clear();
     this.#cache.set(domain, { tenant, at: Date.now() });
     return tenant;

@@ -4,6 +4,7 @@
  * `prompt=none`); ask third-party clients' users for consent; then issue the code and/or tokens and deliver
  * them in the response mode. Called by /authorize and, after each hosted page, by /authorize/resume.
  */
+import { recordSessionClient } from '../backchannel-logout/queue.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProtocolError } from '../../http/errors.js';
 import { currentSession, sessionAmr, type ActiveSession } from '../../login/session.js';
@@ -115,6 +116,8 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
           ...(request.dpopJkt !== undefined && { dpopJkt: request.dpopJkt }),
         })
       : undefined;
+    // Back-channel logout (§2.3): the session now has this client among those to tell when it ends.
+    await recordSessionClient(services.store.db, tenant.id, active.session.id, client.client_id, now);
     const wantAccess = returnsAccessToken(request);
     const wantId = returnsIdToken(request);
     const tokens =

@@ -16,7 +16,8 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { noteForLog } from '../../logs/request-notes.js';
-import { InvalidRequest } from '../../http/errors.js';
+import { InvalidRequest, ProtocolError } from '../../http/errors.js';
+import { fapi2Profile } from '../fapi-profile.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
@@ -137,13 +138,19 @@ export async function authenticateClient(
     throw new InvalidClient(basic);
   }
   if (registered === 'none' && !options.allowPublic) throw new InvalidClient();
+  // FAPI 2.0 SP §5.3.2.1-3 and -6: confidential clients only, authenticated by the level's method; §5.3.2.1-8:
+  // a client assertion's `aud` is the issuer, so not this endpoint's URL (and a string: private-key-jwt.ts).
+  const fapi = fapi2Profile(client);
+  if (fapi && !fapi.clientAuthentication.includes(registered)) {
+    throw new ProtocolError(401, 'invalid_client', `FAPI 2.0 (${fapi.level}): the application must authenticate with ${fapi.clientAuthentication.join(' or ')}`);
+  }
   // A secret is checked the way it was sent (which decides the WWW-Authenticate of a failure).
   await AUTHENTICATORS[eitherSecretMethod ? presented.method : registered]({
     services,
     tenant,
     client,
     presented,
-    audiences: [...tenant.issuers, options.endpointUrl],
+    audiences: fapi ? [...tenant.issuers] : [...tenant.issuers, options.endpointUrl],
   });
   noteForLog(request, { client: { client_id: client.client_id, name: client.name } });
   return client;

@@ -11,6 +11,7 @@ import { decodeProtectedHeader, importSPKI, importX509, jwtVerify, type CryptoKe
 import { recordClientAssertion } from '../../store/client-assertions.js';
 import type { PrivateKeyJwtCredential } from '../../store/clients.js';
 import { InvalidClient } from '../errors.js';
+import { fapi2Profile } from '../fapi-profile.js';
 import type { ClientAuthenticator } from './types.js';
 
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -71,6 +72,8 @@ export const privateKeyJwt: ClientAuthenticator = async ({ client, presented, te
     } catch {
       continue; // another registered key may match
     }
+    // FAPI 2.0 SP §5.3.2.1-8: the issuer "as a string", not an array holding it.
+    if (fapi2Profile(client) && typeof payload.aud !== 'string') throw new InvalidClient();
     const nowSeconds = Math.floor(now / 1000);
     const exp = payload.exp!;
     if (exp - nowSeconds > MAX_LIFETIME_S + CLOCK_TOLERANCE_S) throw new InvalidClient();

@@ -42,7 +42,7 @@ export async function handleSingleLogout(request: FastifyRequest, reply: Fastify
     throw new InvalidRequest('This LogoutRequest was already used.');
   }
   // The user asked to log out: the session ends whatever happens next.
-  const userId = await endSession(request, reply, services);
+  const userId = await endSession(request, reply, services, 'rp-logout');
   recordLogout(services, request, { client, ...(userId !== undefined && { userId }) });
   if (!settings.logoutCallback || !settings.sloEnabled) return loggedOut(reply, request);
 

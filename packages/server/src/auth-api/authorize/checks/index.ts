@@ -17,6 +17,7 @@ import { clientOf, type AuthorizeCheck, type CheckContext, type CheckEndpoint } 
 import { checkConnection } from './connection.js';
 import { checkNonce } from './nonce.js';
 import { checkPkce } from './pkce.js';
+import { checkFapiProfile } from './fapi-profile.js';
 import { checkPrompt } from './prompt.js';
 import { checkPushedRequired } from './pushed-required.js';
 import { checkRedirectUri } from './redirect-uri.js';
@@ -45,6 +46,7 @@ const TABLE: readonly (readonly [AuthorizeCheck, authorize: boolean, par: boolea
   [checkScope,                X,          X, 'after'],
   [checkNonce,                X,          X, 'after'],
   [checkPkce,                 X,          X, 'after'],
+  [checkFapiProfile,          X,          X, 'after'],
   [checkPrompt,               X,          X, 'after'],
   [checkConnection,           X,          X, 'after'],
 ];
