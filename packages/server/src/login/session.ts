@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomAlphanumeric, randomSecret } from '../crypto/ids.js';
 import type { Services } from '../services.js';
+import { purgeExpiredSamlSessions } from '../store/saml-sessions.js';
 import { deleteSsoSession, findSsoSessionByTokenHash, insertSsoSession, purgeExpiredSsoSessions, touchSsoSession, type SsoSession } from '../store/sso-sessions.js';
 import type { Tenant } from '../store/tenants.js';
 import { findUser, type User } from '../store/users.js';
@@ -95,6 +96,7 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   if (++startedSincePurge >= PURGE_EVERY) {
     startedSincePurge = 0;
     await purgeExpiredSsoSessions(services.store.db, now);
+    await purgeExpiredSamlSessions(services.store.db, now);
   }
   const tenant = request.tenant;
   const { idleMs, absoluteMs } = lifetimes(tenant);
@@ -121,10 +123,15 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
 /** Ends this browser's session on the server and clears its cookie. */
 /** Ends the browser's session, if it has one; returns whose it was (for the logout's log event). */
 export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<string | undefined> {
+  return (await endSsoSession(request, reply, services))?.user_id;
+}
+
+/** As endSession, returning the session that ended (single logout needs its id to find its SAML participants). */
+export async function endSsoSession(request: FastifyRequest, reply: FastifyReply, services: Services): Promise<SsoSession | undefined> {
   const value = request.cookies[SESSION_COOKIE];
   if (!value) return undefined;
   const session = await findSsoSessionByTokenHash(services.store.db, request.tenant.id, sha256(value));
   if (session) await deleteSsoSession(services.store.db, session.id);
   reply.clearCookie(SESSION_COOKIE, cookieOptions(request.tenant));
-  return session?.user_id;
+  return session;
 }
