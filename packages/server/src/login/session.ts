@@ -9,6 +9,7 @@ import { randomAlphanumeric, randomSecret } from '../crypto/ids.js';
 import type { Services } from '../services.js';
 import { queueBackchannelLogouts } from '../auth-api/backchannel-logout/queue.js';
 import type { LogoutInitiator } from '../auth-api/backchannel-logout/settings.js';
+import { purgeExpiredSamlSessions } from '../store/saml-sessions.js';
 import { deleteSsoSession, findSsoSessionByTokenHash, insertSsoSession, purgeExpiredSsoSessions, touchSsoSession, type SsoSession } from '../store/sso-sessions.js';
 import type { Tenant } from '../store/tenants.js';
 import { findUser, type User } from '../store/users.js';
@@ -97,6 +98,7 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   if (++startedSincePurge >= PURGE_EVERY) {
     startedSincePurge = 0;
     await purgeExpiredSsoSessions(services.store.db, now);
+    await purgeExpiredSamlSessions(services.store.db, now);
   }
   const tenant = request.tenant;
   const { idleMs, absoluteMs } = lifetimes(tenant);
@@ -126,11 +128,16 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
  * queued here and delivered by the worker); a session replaced by a new login tells no one.
  */
 export async function endSession(request: FastifyRequest, reply: FastifyReply, services: Services, initiator?: LogoutInitiator): Promise<string | undefined> {
+  return (await endSsoSession(request, reply, services, initiator))?.user_id;
+}
+
+/** As endSession, returning the session that ended (single logout needs its id to find its SAML participants). */
+export async function endSsoSession(request: FastifyRequest, reply: FastifyReply, services: Services, initiator?: LogoutInitiator): Promise<SsoSession | undefined> {
   const value = request.cookies[SESSION_COOKIE];
   if (!value) return undefined;
   const session = await findSsoSessionByTokenHash(services.store.db, request.tenant.id, sha256(value));
   if (session && initiator) await queueBackchannelLogouts(services, request.tenant, [session], initiator);
   if (session) await deleteSsoSession(services.store.db, session.id);
   reply.clearCookie(SESSION_COOKIE, cookieOptions(request.tenant));
-  return session?.user_id;
+  return session;
 }

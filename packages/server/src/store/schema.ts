@@ -884,3 +884,39 @@ export interface Database {
   sso_session_clients: SsoSessionClientsTable;
   backchannel_logout_deliveries: BackchannelLogoutDeliveriesTable;
 }
+
+// --- SAML identity provider: single logout and persistent NameIDs (0031) -------------------------------------
+
+export interface SamlSessionParticipantsTable {
+  session_id: string;
+  tenant_id: string;
+  client_id: string;
+  name_id: string;
+  name_id_format: string;
+  sp_name_qualifier: string | null;
+  session_index: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface SamlLogoutsTable {
+  id: string;
+  tenant_id: string;
+  /** JSON (auth-api/samlp/single-logout.ts). */
+  state: string;
+  expires_at: number;
+}
+
+export interface SamlPersistentIdsTable {
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  name_id: string;
+  created_at: number;
+}
+
+export interface Database {
+  saml_session_participants: SamlSessionParticipantsTable;
+  saml_logouts: SamlLogoutsTable;
+  saml_persistent_ids: SamlPersistentIdsTable;
+}

@@ -69,6 +69,8 @@ export interface SamlSettings {
   mapIdentities: boolean;
   nameIdentifierFormat: string;
   nameIdentifierProbes: string[];
+  /** Whether the add-on names its own probes (a persistent NameID is then taken from them, as the reference does). */
+  nameIdentifierProbesSet: boolean;
   signatureAlgorithm: keyof typeof SIGNATURE_ALGORITHMS;
   digestAlgorithm: keyof typeof DIGEST_ALGORITHMS;
   lifetimeInSeconds: number;
@@ -175,6 +177,7 @@ export function samlSettings(client: Client): SamlSettings | undefined {
     mapIdentities: addon.mapIdentities ?? true,
     nameIdentifierFormat: addon.nameIdentifierFormat ?? NAME_ID_FORMATS[0],
     nameIdentifierProbes: addon.nameIdentifierProbes ?? DEFAULT_NAME_ID_PROBES,
+    nameIdentifierProbesSet: addon.nameIdentifierProbes !== undefined,
     signatureAlgorithm: (addon.signatureAlgorithm as keyof typeof SIGNATURE_ALGORITHMS | undefined) ?? 'rsa-sha256',
     digestAlgorithm: (addon.digestAlgorithm as keyof typeof DIGEST_ALGORITHMS | undefined) ?? 'sha256',
     lifetimeInSeconds: addon.lifetimeInSeconds ?? 3600,

@@ -6,9 +6,12 @@
  * Response instead, as the reference does) by the tenant's current key, with xml-crypto.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { SignedXml } from 'xml-crypto';
 import type { SigningKey } from '../../crypto/key-ring.js';
 import { DIGEST_ALGORITHMS, SIGNATURE_ALGORITHMS, xmlEscape } from '../../federation/saml-safety.js';
+import { persistentNameId } from '../../store/saml-sessions.js';
+import type { Database } from '../../store/schema.js';
 import type { SsoSession } from '../../store/sso-sessions.js';
 import { displayName, displayNickname } from '../../store/user-names.js';
 import type { User } from '../../store/users.js';
@@ -76,6 +79,27 @@ export function nameIdentifier(attributes: Map<string, string[]>, settings: Saml
   return user.user_id;
 }
 
+export const PERSISTENT = 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent';
+
+/** The NameID as sent: its value and, for a persistent one, the SPNameQualifier it is scoped to. */
+export interface SubjectName {
+  value: string;
+  spNameQualifier?: string;
+}
+
+/**
+ * The NameID for this application. With the persistent format and no `nameIdentifierProbes` of its own, a
+ * pseudonym made for this user and this application (stable, opaque, different for every application); otherwise
+ * the probes, as the reference does for every format.
+ */
+export async function subjectName(db: Kysely<Database>, input: { tenantId: string; clientId: string; audience: string; settings: SamlSettings; user: User }): Promise<SubjectName> {
+  const { settings, user } = input;
+  if (settings.nameIdentifierFormat === PERSISTENT && !settings.nameIdentifierProbesSet) {
+    return { value: await persistentNameId(db, input.tenantId, input.clientId, user.user_id), spNameQualifier: input.audience };
+  }
+  return { value: nameIdentifier(mapAttributes(samlProfile(user), settings), settings, user) };
+}
+
 /** The SessionIndex: names the SSO session to this service provider without revealing its id. */
 export function sessionIndex(session: Pick<SsoSession, 'id'>): string {
   return `_${createHash('sha256').update(`saml-session:${session.id}`).digest('hex').slice(0, 40)}`;
@@ -92,6 +116,8 @@ export interface AssertionInput {
   key: SigningKey;
   certificatePem: string;
   now?: number;
+  /** From subjectName; without it, the probes. */
+  nameId?: SubjectName;
 }
 
 /** Signs the element at `target` (an XPath to the root or the Assertion), the signature after its Issuer. */
@@ -108,6 +134,12 @@ export function signSamlXml(xml: string, target: string, input: Pick<AssertionIn
   return signer.getSignedXml();
 }
 
+/** `<saml:NameID>` with its format (and SPNameQualifier for a persistent one). */
+export function nameIdXml(format: string, name: SubjectName): string {
+  const qualifier = name.spNameQualifier !== undefined ? ` SPNameQualifier="${xmlEscape(name.spNameQualifier)}"` : '';
+  return `<saml:NameID Format="${xmlEscape(format)}"${qualifier}>${xmlEscape(name.value)}</saml:NameID>`;
+}
+
 const RESPONSE = "/*[local-name(.)='Response']";
 const ASSERTION = `${RESPONSE}/*[local-name(.)='Assertion']`;
 
@@ -117,7 +149,7 @@ export function buildSamlResponse(input: AssertionInput): string {
   const now = input.now ?? Date.now();
   const expires = instant(now + settings.lifetimeInSeconds * 1000);
   const attributes = mapAttributes(samlProfile(user), settings);
-  const nameId = nameIdentifier(attributes, settings, user);
+  const nameId = input.nameId ?? { value: nameIdentifier(attributes, settings, user) };
   const inResponseTo = input.inResponseTo ? ` InResponseTo="${xmlEscape(input.inResponseTo)}"` : '';
   const destination = settings.destination ?? input.acsUrl;
   const recipient = settings.recipient ?? input.acsUrl;
@@ -132,7 +164,7 @@ export function buildSamlResponse(input: AssertionInput): string {
   const assertion =
     `<saml:Assertion ID="${samlId()}" Version="2.0" IssueInstant="${issueInstant}">` +
     `<saml:Issuer>${xmlEscape(input.issuer)}</saml:Issuer>` +
-    `<saml:Subject><saml:NameID Format="${xmlEscape(settings.nameIdentifierFormat)}">${xmlEscape(nameId)}</saml:NameID>` +
+    `<saml:Subject>${nameIdXml(settings.nameIdentifierFormat, nameId)}` +
     `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${inResponseTo} NotOnOrAfter="${expires}" Recipient="${xmlEscape(recipient)}"/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${issueInstant}" NotOnOrAfter="${expires}"><saml:AudienceRestriction><saml:Audience>${xmlEscape(input.audience)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
     `<saml:AuthnStatement AuthnInstant="${instant(session.authenticated_at)}" SessionIndex="${sessionIndex(session)}" SessionNotOnOrAfter="${instant(session.expires_at)}"><saml:AuthnContext><saml:AuthnContextClassRef>${xmlEscape(settings.authnContextClassRef)}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +

@@ -15,11 +15,12 @@ import { requireSecondFactor } from '../../mfa/login-step.js';
 import { mfaRequired } from '../../mfa/policy.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
+import { recordSamlParticipant } from '../../store/saml-sessions.js';
 import type { Tenant } from '../../store/tenants.js';
 import { LOGIN_PATH, MFA_PATH } from '../authorize/complete.js';
 import type { AuthorizationRequest, SamlSignIn } from '../authorize/request.js';
 import { samlSettings, type SamlSettings } from './addon.js';
-import { buildSamlErrorResponse, buildSamlResponse } from './assertion.js';
+import { buildSamlErrorResponse, buildSamlResponse, sessionIndex, subjectName } from './assertion.js';
 
 /** Our entity ID as this application knows it: the add-on's `issuer`, else `urn:<tenant host>` as the reference names it. */
 export function idpEntityId(tenant: Tenant, settings: Pick<SamlSettings, 'issuer'> | undefined): string {
@@ -73,7 +74,20 @@ export async function continueSamlSignIn(httpRequest: FastifyRequest, reply: Fas
   if (continuation.transaction && !(await finishLoginTransaction(services, continuation.transaction))) {
     return sendErrorPage(reply, httpRequest, new InvalidRequest('This sign-in was already completed. Go back to the application and start again.'));
   }
-  const xml = buildSamlResponse({ ...signer, user: active.user, session: active.session });
+  const nameId = await subjectName(services.store.db, { tenantId: tenant.id, clientId: client.client_id, audience: saml.audience, settings, user: active.user });
+  const xml = buildSamlResponse({ ...signer, user: active.user, session: active.session, nameId });
+  // A session participant now: a logout elsewhere sends this application a LogoutRequest for this NameID.
+  await recordSamlParticipant(services.store.db, {
+    session_id: active.session.id,
+    tenant_id: tenant.id,
+    client_id: client.client_id,
+    name_id: nameId.value,
+    name_id_format: settings.nameIdentifierFormat,
+    sp_name_qualifier: nameId.spNameQualifier ?? null,
+    session_index: sessionIndex(active.session),
+    created_at: Date.now(),
+    expires_at: active.session.expires_at,
+  });
   httpRequest.log.info({ client_id: client.client_id }, 'SAML response sent');
   return postToServiceProvider(reply, tenant, saml.acsUrl, { SAMLResponse: Buffer.from(xml, 'utf8').toString('base64'), ...relay });
 }
