@@ -827,3 +827,16 @@ export interface ConsoleSetupLinksTable {
 export interface Database {
   console_setup_links: ConsoleSetupLinksTable;
 }
+
+// --- SAML service provider: accepted assertion ids (0030) -----------------------------------------------------
+
+export interface SamlAssertionIdsTable {
+  connection_id: string;
+  assertion_id: string;
+  tenant_id: string;
+  expires_at: number;
+}
+
+export interface Database {
+  saml_assertion_ids: SamlAssertionIdsTable;
+}
