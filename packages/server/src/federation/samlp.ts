@@ -154,6 +154,8 @@ async function samlClient(upstream: UpstreamConnection, extra: Partial<SamlConfi
     callbackUrl: assertionConsumerUrl(local.baseUrl, name),
     idpCert: certificatePemOf(options)!,
     authnRequestBinding: options.protocolBinding === BINDINGS.post ? 'HTTP-POST' : 'HTTP-Redirect',
+    // HTTP-POST carries the XML as plain base64 (SAML Bindings §3.5.4); only HTTP-Redirect DEFLATEs it.
+    skipRequestCompression: options.protocolBinding === BINDINGS.post,
     // The reference's AuthnRequest carries neither a NameIDPolicy nor a RequestedAuthnContext: the IdP decides.
     identifierFormat: null,
     disableRequestedAuthnContext: true,
@@ -168,12 +170,14 @@ async function samlClient(upstream: UpstreamConnection, extra: Partial<SamlConfi
   });
 }
 
-/** The SP metadata the IdP is configured from: entity ID, ACS (HTTP-POST), our signing certificate. */
+/**
+ * The SP metadata the IdP is configured from: entity ID, ACS (HTTP-POST), and when the connection signs its
+ * AuthnRequests, AuthnRequestsSigned with the tenant's signing certificate.
+ */
 export async function serviceProviderMetadata(upstream: UpstreamConnection): Promise<string> {
-  const local = localOf(upstream);
-  const { certificatePem } = await local.signingKey();
-  const saml = await samlClient({ ...upstream, options: { ...upstream.options, signSAMLRequest: true } });
-  return saml.generateServiceProviderMetadata(null, certificatePem);
+  const options = upstream.options as SamlpOptionsValue;
+  const saml = await samlClient(upstream);
+  return saml.generateServiceProviderMetadata(null, options.signSAMLRequest ? (await localOf(upstream).signingKey()).certificatePem : null);
 }
 
 function refused(message: string): UpstreamError {
