@@ -250,6 +250,24 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(hostile.searchParams.get('error_description')).toMatch(/DOCTYPE/);
     });
 
+    it("shows a button for the connection and sends an email of its domain_aliases to the IdP from the login form", async () => {
+      await createConnection('saml-corp', idp, { domain_aliases: ['saml-corp.example'] });
+      const browser = new TestBrowser();
+      const query = new URLSearchParams({ client_id: app.client_id, redirect_uri: APP_CALLBACK, response_type: 'code', scope: 'openid', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+      const page = (await browser.follow(test.url, await browser.get(`${test.url}/authorize?${query}`))) as Response;
+      const html = await page.text();
+      expect(html).toContain('Continue with saml-corp');
+      const form = readForm(html, test.url);
+      const leaving = await browser.post(form.action, { ...form.fields, username: 'Carol@SAML-corp.example', password: '' });
+      expect(leaving.status).toBe(303);
+      const upstreamUrl = new URL(leaving.headers.get('location')!);
+      expect(upstreamUrl.origin + upstreamUrl.pathname).toBe(idp.ssoUrl);
+      expect(upstreamUrl.searchParams.get('SAMLRequest')).toBeTruthy();
+      const done = await deliver(browser, await idp.driver.signIn(browser, upstreamUrl.href, `${test.url}/login/callback`, 'carol'));
+      expect(done.searchParams.get('code')).toBeTruthy();
+      expect((await management(test, 'GET', `/users/${encodeURIComponent('samlp|saml-corp|carol')}`)).status).toBe(200);
+    });
+
     it('IdP-initiated: continues to the configured application, and refuses the same assertion twice (replay cache)', async () => {
       const acs = `${test.url}/login/callback?connection=saml-idp-initiated`;
       await trustConnection(idp, 'saml-idp-initiated');
