@@ -175,11 +175,12 @@ for (const dialect of ['sqlite', 'postgres'] as const) {
       expect(done.searchParams.get('code')).toBeTruthy();
     });
 
-    it('refuses an expired assertion, one re-signed by another key, and one for another Audience, at the application as access_denied', async () => {
+    it('refuses an expired assertion, one re-signed by another key, one for another Audience, and a SHA-1 signature, at the application as access_denied', async () => {
       for (const [tweaks, says] of [
         [{ expiresInMinutes: -5 }, /expired|NotOnOrAfter/],
         [{ signer: 'rogue' as const }, /signature/i],
         [{ audience: 'urn:auth0:someone-else:saml' }, /audience/i],
+        [{ signer: 'sha1' as const }, /algorithm is not accepted/],
       ] as const) {
         idp.next = tweaks;
         const { browser, callback } = await callbackFrom(idp, 'saml-contract', 'tweaked-user');

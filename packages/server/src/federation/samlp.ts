@@ -22,7 +22,7 @@ import { SAML, ValidateInResponseTo, type SamlConfig } from '@node-saml/node-sam
 import type { Element } from '@xmldom/xmldom';
 import { InvalidCertificate, parseCertificate, toPem } from '../crypto/x509-certificates.js';
 import { profileFromClaims } from './profile-claims.js';
-import { childElements, decodePostMessage, parseSamlXml, SAML_NS, SamlMessageError, singleChild } from './saml-safety.js';
+import { childElements, decodePostMessage, DIGEST_ALGORITHMS, parseSamlXml, SAML_NS, SamlMessageError, SIGNATURE_ALGORITHMS, singleChild } from './saml-safety.js';
 import type { CallbackParameters, FederatedProfile, FederationStrategy, LocalParty, UpstreamConnection, UpstreamForm, UpstreamTrip } from './strategy.js';
 import { UpstreamError } from './upstream-error.js';
 import { checkUpstreamUrl } from './upstream-urls.js';
@@ -223,6 +223,13 @@ function checkResponse(root: Element, acsUrl: string, options: SamlpOptionsValue
     if (signature.parentNode !== root && signature.parentNode !== assertion) throw refused('it carries a signature outside the Response and its assertion.');
   }
   if (childElements(root, SAML_NS.dsig, 'Signature').length > 1 || childElements(assertion, SAML_NS.dsig, 'Signature').length > 1) throw refused('it carries more than one signature on one element.');
+  // SHA-1 is refused here as for every signature this service checks (saml-safety.ts).
+  for (const method of allElements(root, SAML_NS.dsig, 'SignatureMethod')) {
+    if (!Object.values<string>(SIGNATURE_ALGORITHMS).includes(method.getAttribute('Algorithm') ?? '')) throw refused('its signature algorithm is not accepted (RSA with SHA-256 or SHA-512).');
+  }
+  for (const method of allElements(root, SAML_NS.dsig, 'DigestMethod')) {
+    if (!Object.values<string>(DIGEST_ALGORITHMS).includes(method.getAttribute('Algorithm') ?? '')) throw refused('its digest algorithm is not accepted (SHA-256 or SHA-512).');
+  }
 
   const destination = root.getAttribute('Destination');
   if (destination && destination !== (options.destinationUrl ?? acsUrl)) throw refused('its Destination is not this connection.');

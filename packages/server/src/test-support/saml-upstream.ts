@@ -39,8 +39,8 @@ export interface ResponseTweaks {
   /** Minutes from now of NotOnOrAfter (Conditions and SubjectConfirmationData); negative for an expired one. */
   expiresInMinutes?: number;
   audience?: string;
-  /** Sign with this IdP instead (same entity ID, another key). */
-  signer?: 'rogue';
+  /** Sign with another key under the same entity ID ('rogue'), or with the IdP's key but RSA-SHA1 ('sha1'). */
+  signer?: 'rogue' | 'sha1';
 }
 
 export interface SamlUpstream {
@@ -70,22 +70,21 @@ function attributeStatement(attributes: Record<string, string>): string {
   return `<saml:AttributeStatement>${items}</saml:AttributeStatement>`;
 }
 
-async function identityProvider(entityId: string, ssoUrl: string, wantAuthnRequestsSigned: boolean) {
-  const privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+async function identityProvider(entityId: string, ssoUrl: string, wantAuthnRequestsSigned: boolean, privateKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, algorithm = 'rsa-sha256') {
   const certificatePem = await signingCertificate({ kid: randomBytes(8).toString('hex'), privateKey }, 'saml-idp.test');
   const idp = samlify.IdentityProvider({
     entityID: entityId,
     privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     signingCert: certificatePem,
     wantAuthnRequestsSigned,
-    requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    requestSignatureAlgorithm: algorithm === 'rsa-sha1' ? 'http://www.w3.org/2000/09/xmldsig#rsa-sha1' : 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     nameIDFormat: ['urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified'],
     singleSignOnService: [
       { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: ssoUrl },
       { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: ssoUrl },
     ],
   });
-  return { idp, certificatePem };
+  return { idp, certificatePem, privateKey };
 }
 
 export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boolean } = {}): Promise<SamlUpstream> {
@@ -98,12 +97,14 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
   const main = await identityProvider(entityId, ssoUrl, options.wantAuthnRequestsSigned ?? false);
   // Another key under the same name: what an attacker without the IdP's key could sign with.
   const rogue = await identityProvider(entityId, ssoUrl, false);
+  // The IdP's own key, signing with SHA-1 (as old ADFS set-ups do).
+  const sha1 = await identityProvider(entityId, ssoUrl, false, main.privateKey, 'rsa-sha1');
   const received: SamlUpstream['received'] = [];
   let next: ResponseTweaks = {};
 
   async function respond(requestInfo: { extract?: { request?: { id?: string } } }, login: string, tweaks: ResponseTweaks): Promise<string> {
     if (!sp) throw new Error('the IdP does not know the service provider yet (trust its metadata)');
-    const signer = tweaks.signer === 'rogue' ? rogue.idp : main.idp;
+    const signer = tweaks.signer === 'rogue' ? rogue.idp : tweaks.signer === 'sha1' ? sha1.idp : main.idp;
     const inResponseTo = requestInfo.extract?.request?.id;
     const response = await signer.createLoginResponse(sp, requestInfo, 'post', { email: login }, (template) => {
       const now = new Date();
