@@ -21,6 +21,7 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerLoginCallback } from './auth-api/login-callback.js';
+import { registerSamlpSpMetadata } from './auth-api/samlp-sp-metadata.js';
 import { registerUnblockPage } from './login/unblock-page.js';
 import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
@@ -144,6 +145,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerAuthorize(app, services);
   registerLoginCallback(app, services);
   registerSamlp(app, services);
+  registerSamlpSpMetadata(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);

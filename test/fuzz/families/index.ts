@@ -12,5 +12,6 @@ import { httpEdge } from './http-edge.js';
 import { management } from './management.js';
 import { queryComplexity } from './query-complexity.js';
 import { saml } from './saml.js';
+import { samlSp } from './saml-sp.js';
 
-export const FAMILIES: Family<never>[] = [attackProtectionRace, authentication, dbconnections, frontChannel, saml, bearerTokens, httpEdge, queryComplexity, management] as unknown as Family<never>[];
+export const FAMILIES: Family<never>[] = [attackProtectionRace, authentication, dbconnections, frontChannel, saml, samlSp, bearerTokens, httpEdge, queryComplexity, management] as unknown as Family<never>[];

@@ -6,6 +6,7 @@
  * an OAuth error. A good answer becomes the connection's user and an SSO session, and the sign-in continues as
  * after the hosted login page (/authorize/resume: second factor, consent, code or tokens).
  */
+import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { MFA_PATH, RESUME_PATH, sendAuthorizationError } from './authorize/complete.js';
@@ -16,6 +17,9 @@ import { CALLBACK_PATH, callbackUrl, pkceContext } from '../federation/start.js'
 import { federationStrategy } from '../federation/strategies.js';
 import { usesDevelopmentKeys } from '../federation/silent-authentication.js';
 import { UpstreamError } from '../federation/upstream-error.js';
+import { localParty } from '../federation/local-party.js';
+import { MAX_SAML_PARAMETER_CHARS } from '../federation/saml-safety.js';
+import { samlpStrategy } from '../federation/samlp.js';
 import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage, redirect } from '../http/responses.js';
@@ -26,7 +30,7 @@ import { BROWSER_COOKIE, loadLoginTransaction, saveLoginTransactionRequest } fro
 import { requireSecondFactor } from '../mfa/login-step.js';
 import { mfaRequired } from '../mfa/policy.js';
 import type { App, Services } from '../services.js';
-import { findConnectionById } from '../store/connections.js';
+import { findConnectionById, findConnectionByName, listEnabledClients } from '../store/connections.js';
 import { consumeFederationTransaction } from '../store/federation-transactions.js';
 import { findUser } from '../store/users.js';
 
@@ -38,21 +42,35 @@ function sameHash(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** The callback's parameters: each one once; a SAMLResponse may be as large as saml-safety.ts allows. */
+function readCallbackParameters(source: unknown): RawParameters {
+  if (!source || typeof source !== 'object' || !('SAMLResponse' in source)) return readParameters(source);
+  const { SAMLResponse, ...rest } = source as Record<string, unknown>;
+  if (typeof SAMLResponse !== 'string') throw new InvalidRequest('Parameter SAMLResponse must be sent once');
+  if (SAMLResponse.length > MAX_SAML_PARAMETER_CHARS) throw new InvalidRequest('The SAML response is too large.');
+  return { ...readParameters(rest), SAMLResponse };
+}
+
 async function callback(request: FastifyRequest, reply: FastifyReply, services: Services, source: unknown, method: 'GET' | 'POST'): Promise<FastifyReply> {
   signInResponseHeaders(reply);
   let params: RawParameters;
   try {
-    params = readParameters(source);
+    params = readCallbackParameters(source);
   } catch (error) {
     if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
     throw error;
   }
-  const state = params.state;
-  if (!state || !/^[A-Za-z0-9_-]{16,128}$/.test(state)) return sendErrorPage(reply, request, new InvalidRequest('The identity provider sent no valid state. Go back to the application and sign in again.'));
+  // SAML names the trip RelayState (SAML Bindings §3.5.3); OAuth names it state.
+  const saml = method === 'POST' && params.SAMLResponse !== undefined;
+  const state = saml ? params.RelayState : params.state;
+  const knownShape = state !== undefined && /^[A-Za-z0-9_-]{16,128}$/.test(state);
+  if (!knownShape && !saml) return sendErrorPage(reply, request, new InvalidRequest('The identity provider sent no valid state. Go back to the application and sign in again.'));
   const tenant = request.tenant;
   const db = services.store.db;
   // Consumed first: a replayed or concurrent callback finds nothing, whatever happens next.
-  const trip = await consumeFederationTransaction(db, tenant.id, sha256(state));
+  const trip = knownShape ? await consumeFederationTransaction(db, tenant.id, sha256(state)) : undefined;
+  // A SAML response of no trip of ours: IdP-initiated, if the connection allows it.
+  if (!trip && saml) return unsolicitedSamlResponse(request, reply, services, params);
   const browser = request.cookies[BROWSER_COOKIE];
   if (!trip || !browser || !sameHash(sha256(browser), trip.browser_hash)) return sendErrorPage(reply, request, new InvalidRequest(STALE));
   const transaction = await loadLoginTransaction(request, services, trip.login_transaction_id);
@@ -69,12 +87,13 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
     const strategy = connection && federationStrategy(connection.strategy);
     if (!connection || !strategy) throw new UpstreamError('access_denied', 'The connection no longer exists');
     const upstreamTrip = {
-      state,
+      state: state!,
       nonce: trip.nonce,
       codeVerifier: services.sealer.unseal(trip.code_verifier_sealed, pkceContext(trip.id)),
       redirectUri: callbackUrl(request),
     };
-    const profile = await strategy.completeCallback(openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), upstreamTrip, params, method);
+    const upstream = { ...openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), local: localParty(request, services, connection) };
+    const profile = await strategy.completeCallback(upstream, upstreamTrip, params, method);
     const identity = await signInFederatedUser(services, request, connection, strategy, profile);
     // A linked identity signs its primary user in (library rule 8).
     const user = identity.linked_to ? ((await findUser(db, tenant.id, identity.linked_to)) ?? identity) : identity;
@@ -109,6 +128,47 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
   }
 }
 
+type IdpInitiated = { enabled?: boolean; client_id?: string; client_protocol?: string; client_authorizequery?: string };
+
+/**
+ * IdP-initiated SAML (a Response without InResponseTo, posted to /login/callback?connection=NAME): accepted only
+ * when the connection's `idpinitiated.enabled`, then the user's session starts here and the browser continues to
+ * the configured application as if it had asked (/authorize with `client_authorizequery`, or /samlp/{client_id}),
+ * where consent and a second factor apply as for any sign-in. Failures end on the error page: no application
+ * asked, so there is no redirect URI to trust.
+ */
+async function unsolicitedSamlResponse(request: FastifyRequest, reply: FastifyReply, services: Services, params: RawParameters): Promise<FastifyReply> {
+  const tenant = request.tenant;
+  const db = services.store.db;
+  const name = (request.query as Record<string, unknown> | undefined)?.connection;
+  const connection = typeof name === 'string' && name.length <= 128 ? await findConnectionByName(db, tenant.id, name) : undefined;
+  const idp = connection?.strategy === samlpStrategy.name ? (connection.options.idpinitiated as IdpInitiated | undefined) : undefined;
+  if (!connection || !idp?.enabled || !idp.client_id) return sendErrorPage(reply, request, new InvalidRequest(STALE));
+  const client = await services.configCache.client(tenant.id, idp.client_id);
+  if (!client || !(await listEnabledClients(db, connection.id)).includes(client.client_id)) {
+    return sendErrorPage(reply, request, new InvalidRequest('The application for IdP-initiated sign-in through this connection does not exist or does not use the connection.'));
+  }
+  const logged = { client: { client_id: client.client_id, name: client.name }, connection: { id: connection.id, name: connection.name, strategy: connection.strategy } };
+  try {
+    const upstream = { ...openUpstream(samlpStrategy, services.sealer, connection, services.config.developmentKeys), local: localParty(request, services, connection) };
+    const profile = await samlpStrategy.completeUnsolicited(upstream, params, 'POST');
+    const identity = await signInFederatedUser(services, request, connection, samlpStrategy, profile);
+    const user = identity.linked_to ? ((await findUser(db, tenant.id, identity.linked_to)) ?? identity) : identity;
+    if (user.blocked) throw new UpstreamError('access_denied', 'user is blocked');
+    services.tenantLogs.recordFor(request, { ...logged, type: 's', user_id: user.user_id, user_name: user.email ?? profile.subject, description: 'IdP-initiated sign-in' });
+    await startSession(request, reply, services, user, Date.now());
+    if (idp.client_protocol === 'samlp') return reply.redirect(`/samlp/${encodeURIComponent(client.client_id)}`, 303);
+    const query = new URLSearchParams(idp.client_authorizequery ?? '');
+    query.set('client_id', client.client_id);
+    if (!query.has('response_type')) query.set('response_type', 'code');
+    return reply.redirect(`/authorize?${query}`, 303);
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) throw error;
+    services.tenantLogs.recordFor(request, { ...logged, type: 'f', description: error.description });
+    return sendErrorPage(reply, request, error);
+  }
+}
+
 const CALLBACK_PARAMETERS = {
   state: 'The trip to the upstream, as sent there',
   code: 'The upstream authorization code (back channel)',
@@ -117,6 +177,8 @@ const CALLBACK_PARAMETERS = {
   error: "The upstream's error",
   error_description: "The upstream's error description",
   session_state: 'OIDC Session Management (ignored)',
+  SAMLResponse: 'samlp: the SAML Response (HTTP-POST binding, base64)',
+  RelayState: 'samlp: the trip to the upstream, as sent there (absent or foreign when IdP-initiated)',
 };
 
 const RESPONSES = {
@@ -144,11 +206,17 @@ export function registerLoginCallback(app: App, services: Services): void {
     config,
     schema: {
       tags,
-      summary: 'Return from an upstream identity provider by form_post',
-      ...documentedOnly({ body: frontChannelParameters(CALLBACK_PARAMETERS, ['state']), consumes: [FORM] }),
+      summary: 'Return from an upstream identity provider by form_post, and the SAML assertion consumer service (samlp)',
+      ...documentedOnly({
+        querystring: Type.Object({ connection: Type.Optional(Type.String({ maxLength: 128, description: "samlp: the connection (the ACS URL in the IdP's configuration), for IdP-initiated sign-in" })) }),
+        body: frontChannelParameters(CALLBACK_PARAMETERS),
+        consumes: [FORM],
+      }),
       response: {
         200: htmlPage('The OAuth error delivered to the application in its response mode (form_post, web_message)'),
-        303: redirect("To /authorize/resume (or /u/mfa) once the upstream's answer is accepted; otherwise to the application's redirect URI with an OAuth error"),
+        303: redirect(
+          "To /authorize/resume (or /u/mfa) once the upstream's answer is accepted; otherwise to the application's redirect URI with an OAuth error. IdP-initiated SAML: to /authorize (or /samlp/{client_id}) of the connection's application",
+        ),
         ...RESPONSES,
       },
     },

@@ -9,6 +9,9 @@ import { sha256 } from '../login/session.js';
 import type { Services } from '../services.js';
 import type { Connection } from '../store/connections.js';
 import { insertFederationTransaction, purgeExpiredFederationTransactions } from '../store/federation-transactions.js';
+import { sendHostedPage } from '../login/hosted-page.js';
+import { renderFormPost } from '../login/pages/form-post.js';
+import { localParty } from './local-party.js';
 import { openUpstream } from './secrets.js';
 import { federationStrategy } from './strategies.js';
 
@@ -46,7 +49,8 @@ export async function redirectUpstream(
     await purgeExpiredFederationTransactions(services.store.db, now);
   }
   const trip = { state: randomSecret(32), nonce: randomSecret(24), codeVerifier: randomSecret(48), redirectUri: callbackUrl(request) };
-  const url = await strategy.authorizationUrl(openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), trip);
+  const upstream = { ...openUpstream(strategy, services.sealer, connection, services.config.developmentKeys), local: localParty(request, services, connection) };
+  const destination = await strategy.authorizationUrl(upstream, trip);
   const id = sha256(trip.state);
   await insertFederationTransaction(services.store.db, {
     id,
@@ -60,5 +64,7 @@ export async function redirectUpstream(
     created_at: now,
   });
   request.log.info({ connection: connection.name, strategy: connection.strategy }, 'sign-in sent to the upstream identity provider');
-  return reply.redirect(url.href, afterPost ? 303 : 302);
+  if (destination instanceof URL) return reply.redirect(destination.href, afterPost ? 303 : 302);
+  // SAML HTTP-POST binding: the browser posts the AuthnRequest itself, by an auto-submitting form.
+  return sendHostedPage(reply, request.tenant, () => renderFormPost(destination), { formAction: [destination.action] });
 }

@@ -3,6 +3,7 @@ import { githubStrategy } from './github.js';
 import { googleStrategy } from './google-oauth2.js';
 import { oauth2Strategy } from './oauth2.js';
 import { oidcStrategy } from './oidc.js';
+import { samlpStrategy } from './samlp.js';
 import type { FederationStrategy } from './strategy.js';
 
 export const FEDERATION_STRATEGIES: Readonly<Record<string, FederationStrategy>> = {
@@ -10,6 +11,7 @@ export const FEDERATION_STRATEGIES: Readonly<Record<string, FederationStrategy>>
   oauth2: oauth2Strategy,
   'google-oauth2': googleStrategy,
   github: githubStrategy,
+  samlp: samlpStrategy,
 };
 
 export function federationStrategy(strategy: string): FederationStrategy | undefined {

@@ -4,6 +4,8 @@
  * options validated, secrets write-only and sealed at rest, a full sign-in through the upstream that ends with
  * the application's tokens for a user in the reference's shape, the same user at the second sign-in, an upstream
  * refusal delivered to the application as an OAuth error, and a callback that is accepted once, from its browser.
+ * Protocol-neutral: a fixture brings the driver of its upstream (OAuth redirects to oidc-provider by default, a
+ * SAML identity provider's auto-posted form for samlp) and names the parameter the trip's state travels in.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
@@ -14,8 +16,45 @@ import { management, TestBrowser, type TestApp } from '../test-support/sign-in.j
 
 export const APP_CALLBACK = 'https://app.example/callback';
 
+/** Where the upstream sends the browser back: a URL it gets (OAuth), or a form it posts there (SAML HTTP-POST). */
+export interface UpstreamCallback {
+  url: URL;
+  form?: Record<string, string>;
+}
+
+export interface UpstreamDriver {
+  /** Signs in at the upstream as `login` (or refuses there); the callback the upstream sends the browser to. */
+  signIn(browser: TestBrowser, upstreamUrl: string, returnTo: string, login: string | { abort: true }): Promise<UpstreamCallback>;
+  /** The callback parameter that carries the trip's state (OAuth `state`, SAML `RelayState`). */
+  stateParameter: string;
+}
+
+/** oidc-provider's login and consent pages, answered by redirect. */
+export const OAUTH_UPSTREAM: UpstreamDriver = {
+  signIn: async (browser, upstreamUrl, returnTo, login) => ({ url: await signInUpstream(browser, upstreamUrl, returnTo, login) }),
+  stateParameter: 'state',
+};
+
+export function sendCallback(browser: TestBrowser, callback: UpstreamCallback): Promise<Response> {
+  return callback.form ? browser.post(callback.url.href, callback.form) : browser.get(callback.url.href);
+}
+
+/** The callback with the state parameter replaced (or removed). */
+function withState(callback: UpstreamCallback, name: string, value: string | undefined): UpstreamCallback {
+  if (callback.form) {
+    const { [name]: _old, ...form } = callback.form;
+    return { url: callback.url, form: value === undefined ? form : { ...form, [name]: value } };
+  }
+  const url = new URL(callback.url);
+  if (value === undefined) url.searchParams.delete(name);
+  else url.searchParams.set(name, value);
+  return { url };
+}
+
 export interface StrategyFixture {
   strategy: string;
+  /** The upstream's driver (OAUTH_UPSTREAM when absent). */
+  upstream?: UpstreamDriver;
   connection: string;
   /** Options toward the upstream, secrets included (read once the upstream runs). */
   options(): Record<string, unknown>;
@@ -38,8 +77,8 @@ export interface FlowResult {
   done: URL;
   browser: TestBrowser;
   verifier: string;
-  /** The callback URL the upstream sent the browser to (for replay). */
-  callbackUrl: URL;
+  /** The callback the upstream sent the browser to (for replay). */
+  callback: UpstreamCallback;
 }
 
 /**
@@ -50,8 +89,9 @@ export async function federatedSignIn(
   test: TestServer,
   app: TestApp,
   connection: string,
-  login: string | { abort: true } | { drive(upstreamUrl: string): Promise<URL> },
+  login: string | { abort: true } | { drive(upstreamUrl: string): Promise<URL | UpstreamCallback> },
   browser = new TestBrowser(),
+  driver: UpstreamDriver = OAUTH_UPSTREAM,
 ): Promise<FlowResult> {
   const verifier = randomBytes(32).toString('base64url');
   const query = new URLSearchParams({
@@ -69,10 +109,11 @@ export async function federatedSignIn(
   expect(start.status).toBe(302);
   const upstream = start.headers.get('location')!;
   expect(upstream.startsWith(test.url)).toBe(false);
-  const callbackUrl = typeof login === 'object' && 'drive' in login ? await login.drive(upstream) : await signInUpstream(browser, upstream, `${test.url}/login/callback`, login);
-  const done = await browser.follow(test.url, await browser.get(callbackUrl.href));
+  const driven = typeof login === 'object' && 'drive' in login ? await login.drive(upstream) : await driver.signIn(browser, upstream, `${test.url}/login/callback`, login);
+  const callback = driven instanceof URL ? { url: driven } : driven;
+  const done = await browser.follow(test.url, await sendCallback(browser, callback));
   if (!(done instanceof URL)) throw new Error(`expected a redirect to the application, got ${done.status}: ${(await done.text()).slice(0, 400)}`);
-  return { done, browser, verifier, callbackUrl };
+  return { done, browser, verifier, callback };
 }
 
 export async function redeem(test: TestServer, app: TestApp, result: FlowResult): Promise<Record<string, unknown>> {
@@ -94,6 +135,7 @@ async function connectionByName(test: TestServer, name: string): Promise<Record<
 
 export function runStrategyContract(fixture: StrategyFixture, context: ContractContext): void {
   const { test, app } = context;
+  const driver = fixture.upstream ?? OAUTH_UPSTREAM;
   const sub = `${fixture.strategy}-user-${randomBytes(3).toString('hex')}`;
 
   it(`${fixture.strategy}: refuses options it cannot use (${fixture.refused.says}) with a 400 in the Management API's shape`, async () => {
@@ -129,7 +171,7 @@ export function runStrategyContract(fixture: StrategyFixture, context: ContractC
   });
 
   it(`${fixture.strategy}: signs in through the upstream and issues the application's tokens for a user in the reference's shape`, async () => {
-    const result = await federatedSignIn(test(), app(), fixture.connection, sub);
+    const result = await federatedSignIn(test(), app(), fixture.connection, sub, undefined, driver);
     expect(result.done.origin + result.done.pathname).toBe(APP_CALLBACK);
     expect(result.done.searchParams.get('state')).toBe('app-state');
     const tokens = await redeem(test(), app(), result);
@@ -149,7 +191,7 @@ export function runStrategyContract(fixture: StrategyFixture, context: ContractC
   });
 
   it(`${fixture.strategy}: finds the same user at the second sign-in`, async () => {
-    const result = await federatedSignIn(test(), app(), fixture.connection, sub);
+    const result = await federatedSignIn(test(), app(), fixture.connection, sub, undefined, driver);
     const claims = decodeJwt(String((await redeem(test(), app(), result)).id_token));
     expect(claims.sub).toBe(fixture.userIdOf(sub));
     const users = (await (await management(test(), 'GET', `/users-by-email?email=${encodeURIComponent(`${sub}@upstream.example`)}`)).json()) as Record<string, unknown>[];
@@ -158,7 +200,7 @@ export function runStrategyContract(fixture: StrategyFixture, context: ContractC
   });
 
   it(`${fixture.strategy}: delivers the upstream's refusal to the application as access_denied`, async () => {
-    const result = await federatedSignIn(test(), app(), fixture.connection, { abort: true });
+    const result = await federatedSignIn(test(), app(), fixture.connection, { abort: true }, undefined, driver);
     expect(result.done.origin + result.done.pathname).toBe(APP_CALLBACK);
     expect(result.done.searchParams.get('error')).toBe('access_denied');
     expect(result.done.searchParams.get('error_description')).toContain('identity provider');
@@ -167,18 +209,15 @@ export function runStrategyContract(fixture: StrategyFixture, context: ContractC
   });
 
   it(`${fixture.strategy}: accepts a callback once, from the browser that left, with a known state`, async () => {
-    const result = await federatedSignIn(test(), app(), fixture.connection, sub);
+    const result = await federatedSignIn(test(), app(), fixture.connection, sub, undefined, driver);
     expect(result.done.searchParams.get('code')).toBeTruthy();
     // The same callback again, in the same browser: the trip is used.
-    const replay = await result.browser.get(result.callbackUrl.href);
+    const replay = await sendCallback(result.browser, result.callback);
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain('expired, was already completed');
     // An unknown state, and none.
-    const forged = new URL(result.callbackUrl);
-    forged.searchParams.set('state', randomBytes(32).toString('base64url'));
-    expect((await result.browser.get(forged.href)).status).toBe(400);
-    forged.searchParams.delete('state');
-    expect((await result.browser.get(forged.href)).status).toBe(400);
+    expect((await sendCallback(result.browser, withState(result.callback, driver.stateParameter, randomBytes(32).toString('base64url')))).status).toBe(400);
+    expect((await sendCallback(result.browser, withState(result.callback, driver.stateParameter, undefined))).status).toBe(400);
   });
 
   it(`${fixture.strategy}: refuses a callback from another browser (the trip is bound to the one that left)`, async () => {
@@ -187,9 +226,9 @@ export function runStrategyContract(fixture: StrategyFixture, context: ContractC
     const start = await browser.get(
       `${test().url}/authorize?${new URLSearchParams({ client_id: app().client_id, redirect_uri: APP_CALLBACK, response_type: 'code', scope: 'openid', code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', connection: fixture.connection })}`,
     );
-    const callbackUrl = await signInUpstream(browser, start.headers.get('location')!, `${test().url}/login/callback`, sub);
+    const callback = await driver.signIn(browser, start.headers.get('location')!, `${test().url}/login/callback`, sub);
     const other = new TestBrowser();
-    const response = await other.get(callbackUrl.href);
+    const response = await sendCallback(other, callback);
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
   });

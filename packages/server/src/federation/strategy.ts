@@ -33,9 +33,31 @@ export interface UpstreamTrip {
   redirectUri: string;
 }
 
+/**
+ * This side of the trip, for strategies where the service itself is a named, signing party (SAML: our entity ID,
+ * our ACS URL, the tenant's key for signed AuthnRequests and our metadata).
+ */
+export interface LocalParty {
+  tenantName: string;
+  /** The tenant's base URL the request came on, without trailing slash. */
+  baseUrl: string;
+  /** The tenant's current signing key with its certificate (PEM). */
+  signingKey(): Promise<{ privateKeyPem: string; certificatePem: string }>;
+  /** Records an upstream assertion's id as used until `expiresAt`; false when it already was (a replay). */
+  useAssertionId(assertionId: string, expiresAt: number): Promise<boolean>;
+}
+
+/** A request the browser must POST upstream (SAML HTTP-POST binding), by an auto-submitting form. */
+export interface UpstreamForm {
+  action: string;
+  fields: Record<string, string>;
+}
+
 /** The connection with its secrets opened, as a strategy reads it. */
 export interface UpstreamConnection {
   connection: Connection;
+  /** This side of the trip (set where a request is at hand: the redirect upstream and the callback). */
+  local?: LocalParty;
   options: Record<string, unknown>;
   /** Secret options by name, unsealed (absent when not set). */
   secrets: Record<string, string>;
@@ -63,8 +85,13 @@ export interface FederationStrategy {
   checkOptions(options: Record<string, unknown>): string | undefined;
   /** The local user id of an upstream subject, in the reference's form (`oidc|<connection>|<sub>`). */
   userIdOf(connection: Connection, subject: string): string;
-  /** Where to send the browser. */
-  authorizationUrl(upstream: UpstreamConnection, trip: UpstreamTrip): Promise<URL>;
+  /** Where to send the browser: a redirect, or a form it posts (SAML HTTP-POST binding). */
+  authorizationUrl(upstream: UpstreamConnection, trip: UpstreamTrip): Promise<URL | UpstreamForm>;
+  /**
+   * The options as stored, derived from the options as sent once they passed `checkOptions` (samlp: the
+   * certificate's PEM and thumbprints from `signingCert`, as the reference stores them).
+   */
+  normalizeOptions?(options: Record<string, unknown>): Record<string, unknown>;
   /** Reads the upstream's answer; throws UpstreamError when it is an error or cannot be trusted. */
   completeCallback(upstream: UpstreamConnection, trip: UpstreamTrip, parameters: CallbackParameters, method: 'GET' | 'POST'): Promise<FederatedProfile>;
   /** Where to end the user's session at the upstream (federated logout), when the upstream offers it. */

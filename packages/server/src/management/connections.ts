@@ -30,6 +30,7 @@ import {
 } from '../store/connections.js';
 import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
 import { githubStrategy } from '../federation/github.js';
+import { samlpStrategy } from '../federation/samlp.js';
 import { googleStrategy } from '../federation/google-oauth2.js';
 import { oauth2Strategy } from '../federation/oauth2.js';
 import { oidcStrategy } from '../federation/oidc.js';
@@ -39,7 +40,7 @@ import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 import { selectFields } from './user-view.js';
 
-export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github'] as const;
+export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github', 'samlp'] as const;
 export type SupportedStrategy = (typeof SUPPORTED_STRATEGIES)[number];
 
 const CONNECTION_ID = '^con_[A-Za-z0-9]{16}$';
@@ -152,9 +153,10 @@ const OPTION_VALIDATORS = {
   oauth2: Compile(oauth2Strategy.optionsSchema),
   'google-oauth2': Compile(googleStrategy.optionsSchema),
   github: Compile(githubStrategy.optionsSchema),
+  samlp: Compile(samlpStrategy.optionsSchema),
 } as const;
 
-const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github); secrets (client_secret, private keys) are write-only' });
+const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github, samlp); secrets (client_secret, private keys) are write-only' });
 const Metadata = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 }), { maxProperties: 10 });
 const Active = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const ClientId = Type.String({ minLength: 1, maxLength: 64 });
@@ -239,6 +241,11 @@ function shownOptions(strategy: string, options: Record<string, unknown>): Recor
   return federated ? withoutStrategySecrets(federated, options) : withoutConnectionSecrets(options);
 }
 
+/** The options a strategy derives from what was sent (samlp: the certificate's PEM and thumbprints). */
+function normalizedOptions(strategy: string, options: Record<string, unknown>): Record<string, unknown> {
+  return federationStrategy(strategy)?.normalizeOptions?.(options) ?? options;
+}
+
 /** `options` as stored: secrets sealed (a secret not sent keeps its sealed value from `previous`). */
 function storedOptions(services: Services, strategy: string, connectionId: string, options: Record<string, unknown>, previous?: Record<string, unknown>): Record<string, unknown> {
   const federated = federationStrategy(strategy);
@@ -302,6 +309,7 @@ function defaultOptions(strategy: SupportedStrategy): Record<string, unknown> {
     case 'oauth2':
     case 'google-oauth2':
     case 'github':
+    case 'samlp':
       return federationStrategy(strategy)!.defaultOptions();
   }
 }
@@ -373,7 +381,7 @@ export function registerConnections(api: App, services: Services): void {
       const id = newId.connection();
       const sent = { ...defaultOptions(strategy), ...fields.options };
       validateOptions(strategy, sent);
-      const options = storedOptions(services, strategy, id, sent);
+      const options = storedOptions(services, strategy, id, normalizedOptions(strategy, sent));
       await assertClientsExist(services, request.tenant.id, enabled_clients);
       if (await findConnectionByName(db, request.tenant.id, name)) throw new ConnectionConflict(name);
       const connection: Connection = { ...settableProperties(fields), id, tenant_id: request.tenant.id, name, strategy, options };
@@ -429,7 +437,7 @@ export function registerConnections(api: App, services: Services): void {
       }
       if (body.enabled_clients) await assertClientsExist(services, request.tenant.id, body.enabled_clients);
       const updated: Connection = { ...connection, ...settableProperties(body) };
-      if (body.options !== undefined) updated.options = storedOptions(services, strategy, connection.id, body.options, connection.options);
+      if (body.options !== undefined) updated.options = storedOptions(services, strategy, connection.id, normalizedOptions(strategy, body.options), connection.options);
       await updateConnection(db, updated, body.enabled_clients);
       return present(updated, await listEnabledClients(db, connection.id));
     },

@@ -920,3 +920,16 @@ export interface Database {
   saml_logouts: SamlLogoutsTable;
   saml_persistent_ids: SamlPersistentIdsTable;
 }
+
+// --- SAML service provider: accepted assertion ids (0030) -----------------------------------------------------
+
+export interface SamlAssertionIdsTable {
+  connection_id: string;
+  assertion_id: string;
+  tenant_id: string;
+  expires_at: number;
+}
+
+export interface Database {
+  saml_assertion_ids: SamlAssertionIdsTable;
+}

@@ -6,11 +6,13 @@
  *
  * A route added later needs an example here: the test names every documented status no request produced.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import { deflateRawSync } from 'node:zlib';
 import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { signingCertificate } from '../crypto/x509-certificates.js';
 import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
 import type { ObservedResponse } from './openapi-conformance.js';
@@ -1064,6 +1066,12 @@ async function runFederationFlows(f: Fixtures, expectStatus: ExpectStatus): Prom
     t = await trip('form_post');
     await expectStatus('callback by POST, upstream refusal, form_post', t.browser.post(`${base}/login/callback`, { state: t.state, ...denied }), 200);
     await expectStatus('callback by POST, unknown state', t.browser.post(`${base}/login/callback`, { state: 'nope' }), 400);
+    // samlp: the SP metadata of a connection, and of a name that is none.
+    const idpKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const idpCertificate = await signingCertificate({ kid: unique('examples-idp'), privateKey: idpKey }, 'idp.example');
+    const samlp = await api(f, 'POST', '/connections', { name: unique('examples-samlp'), strategy: 'samlp', options: { signInEndpoint: `${upstream}/sso`, signingCert: Buffer.from(idpCertificate).toString('base64') }, enabled_clients: [app.client_id] }, 201);
+    await expectStatus('samlp SP metadata', fetch(`${base}/samlp/metadata?connection=${encodeURIComponent(String(samlp.name))}`), 200);
+    await expectStatus('samlp SP metadata, unknown connection', fetch(`${base}/samlp/metadata?connection=nope`), 400);
     // The login page's buttons.
     const browser = new TestBrowser();
     const page = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(request('query'))}`));
