@@ -21,6 +21,8 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerLoginCallback } from './auth-api/login-callback.js';
+import { registerClientScript } from './auth-api/client-script.js';
+import { registerUserSsoData } from './auth-api/user-ssodata.js';
 import { registerUnblockPage } from './protection/block-notice.js';
 import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
@@ -143,6 +145,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   await app.register(cookie);
   registerAuthorize(app, services);
   registerLoginCallback(app, services);
+  registerClientScript(app, services);
+  registerUserSsoData(app, services);
   registerSamlp(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
