@@ -23,6 +23,8 @@ import { registerLogout } from './auth-api/logout.js';
 import { registerLoginCallback } from './auth-api/login-callback.js';
 import { registerSamlpSpMetadata } from './auth-api/samlp-sp-metadata.js';
 import { registerUnblockPage } from './login/unblock-page.js';
+import { registerClientScript } from './auth-api/client-script.js';
+import { registerUserSsoData } from './auth-api/user-ssodata.js';
 import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';
@@ -144,6 +146,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   await app.register(cookie);
   registerAuthorize(app, services);
   registerLoginCallback(app, services);
+  registerClientScript(app, services);
+  registerUserSsoData(app, services);
   registerSamlp(app, services);
   registerSamlpSpMetadata(app, services);
   registerCoAuthenticate(app, services);

@@ -29,8 +29,40 @@ function query(params: Record<string, unknown>): string {
     .join('&');
 }
 
+/** What getSSOData answers (auth0-js's shape). */
+export interface SsoData {
+  sso: boolean;
+  sessionClients?: string[];
+  lastUsedClientID?: string;
+  lastUsedUserID?: string;
+  lastUsedUsername?: string;
+  lastUsedConnection?: { name?: string; strategy?: string };
+}
+
 export class Authentication {
+  /** Set by WebAuth: off the hosted pages getSSOData is a checkSession (auth0-js v10 does the same). */
+  ssoDataFromSession?: (callback: (error: SvcError | null, data?: SsoData) => void) => void;
+
   constructor(private readonly options: AuthenticationOptions) {}
+
+  /**
+   * The browser's SSO state. On the server's own pages (the hosted login page): GET /user/ssodata with the
+   * session cookie. Elsewhere: a silent checkSession for `openid profile email` (library rule 9 there).
+   * `withActiveDirectories` is accepted for compatibility and ignored, as in auth0-js.
+   */
+  getSSOData(withActiveDirectories: boolean | ((error: SvcError | null, data?: SsoData) => void), callback?: (error: SvcError | null, data?: SsoData) => void): void {
+    const cb = (typeof withActiveDirectories === 'function' ? withActiveDirectories : callback)!;
+    if (typeof cb !== 'function') throw new Error('cb parameter is not valid');
+    if (window.location.host === new URL(this.options.baseUrl).host || !this.ssoDataFromSession) {
+      const url = `${this.options.baseUrl}/user/ssodata?${query({ client_id: this.options.clientID })}`;
+      request<SsoData>(url, { method: 'GET', credentials: true, noHeaders: true, camelCase: true }).then(
+        (data) => cb(null, data),
+        (error: SvcError) => cb(error),
+      );
+      return;
+    }
+    this.ssoDataFromSession(cb);
+  }
 
   /** The /authorize URL for `options` (camelCase keys are sent snake_case; `state` is never generated here). */
   buildAuthorizeUrl(options: Record<string, unknown>): string {

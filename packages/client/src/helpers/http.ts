@@ -22,6 +22,8 @@ export interface RequestOptions {
   /** camelCase the keys of a JSON answer (auth0-js does for most calls). */
   camelCase?: boolean;
   forceLegacyError?: boolean;
+  /** Neither Content-Type nor Auth0-Client (a simple request, as auth0-js sends GET /user/ssodata). */
+  noHeaders?: boolean;
 }
 
 export async function request<T>(url: string, options: RequestOptions): Promise<T> {
@@ -30,8 +32,7 @@ export async function request<T>(url: string, options: RequestOptions): Promise<
     response = await fetch(url, {
       method: options.method,
       headers: {
-        'Content-Type': 'application/json',
-        'Auth0-Client': telemetry(),
+        ...(options.noHeaders ? {} : { 'Content-Type': 'application/json', 'Auth0-Client': telemetry() }),
         ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
         ...options.headers,
       },

@@ -97,3 +97,15 @@ export function takeValue(key: string): string | undefined {
     return undefined;
   }
 }
+
+/** Reads a value kept by `storeValue` without consuming it (the SSO data is read at every getSSOData). */
+export function readValue(key: string): string | undefined {
+  const raw = read(key);
+  if (!raw) return undefined;
+  try {
+    const entry = JSON.parse(raw) as { value: string; expiresAt: number };
+    return entry.expiresAt > Date.now() ? entry.value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -2,13 +2,13 @@
  * `svc.WebAuth`: browser-side sign-in against a Gatehouse server, with the options, operations, callbacks and
  * error shapes of auth0-js v10's WebAuth (the contract's client library part; reference auth0js-v10-protocol).
  */
-import { Authentication } from '../authentication/client.js';
+import { Authentication, type SsoData } from '../authentication/client.js';
 import { hashError, errorFromBody, type Callback, type SvcError } from '../helpers/errors.js';
 import { withCallback } from '../helpers/http.js';
 import { validateIdToken, type IdTokenPayload } from '../helpers/id-token.js';
 import { camelKeys, defined, optionalString, normalizeDomain, requireOptions, requireString, toSnakeCase } from '../helpers/options.js';
 import { randomString } from '../helpers/random.js';
-import { storeTransaction, storeValue, takeTransaction, takeValue } from '../helpers/transactions.js';
+import { readValue, storeTransaction, storeValue, takeTransaction, takeValue } from '../helpers/transactions.js';
 import { awaitPopup, openPopup, POPUP_MESSAGE, type PopupMessage } from './popup.js';
 import { runWebMessage } from './web-message.js';
 
@@ -58,6 +58,15 @@ export interface AuthResult {
 }
 
 const DEFAULT_SCOPE = 'openid profile email';
+/** Where the last connection and user signed in from this browser are kept for getSSOData (a day). */
+const SSO_DATA_KEY = 'svc.ssodata';
+const SSO_DATA_MINUTES = 24 * 60;
+const CONSENT_FOR_SSO_DATA = 'Consent required. When using `getSSOData`, the user has to be authenticated with the following scope: `openid profile email`.';
+
+/** A page served from the developer's own machine (rule 9), where consent cannot be assumed. */
+function onLocalhost(): boolean {
+  return ['localhost', '127.0.0.1', '[::1]'].includes(window.location.hostname);
+}
 const CREDENTIAL_PASSWORD_REALM = 'http://auth0.com/oauth/grant-type/password-realm';
 const CREDENTIAL_PASSWORDLESS_OTP = 'http://auth0.com/oauth/grant-type/passwordless/otp';
 
@@ -85,6 +94,55 @@ export class WebAuth {
       authorize: (o, cb) => this.popupAuthorize(o, cb),
       callback: (o) => this.popupCallback(o),
     };
+    this.client.ssoDataFromSession = (cb) => this.ssoDataFromSession(cb);
+  }
+
+  /** After a validated sign-in that named a connection: remember it and the user, for getSSOData. */
+  private rememberSignIn(connection: string | undefined, result: AuthResult): void {
+    const sub = result.idTokenPayload?.sub;
+    if (connection && typeof sub === 'string') storeValue(SSO_DATA_KEY, JSON.stringify({ lastUsedConnection: connection, lastUsedSub: sub }), SSO_DATA_MINUTES);
+  }
+
+  /**
+   * getSSOData off the hosted pages: checkSession for `openid profile email` with the last connection (5 s).
+   * Rule 9: on localhost/127.0.0.1 an application whose scope lacks `openid profile email` gets consent_required,
+   * and so does any page the server answers consent_required; either is also reported in the console there.
+   */
+  private ssoDataFromSession(callback: (error: SvcError | null, data?: SsoData) => void): void {
+    let stored: { lastUsedConnection?: string; lastUsedSub?: string } = {};
+    try {
+      stored = JSON.parse(readValue(SSO_DATA_KEY) ?? '{}') as typeof stored;
+    } catch {
+      stored = {};
+    }
+    const consentRequired = (error: SvcError) => {
+      const described = { ...error, error: 'consent_required', code: 'consent_required', error_description: CONSENT_FOR_SSO_DATA, description: CONSENT_FOR_SSO_DATA };
+      if (onLocalhost()) console.error(`consent_required: ${CONSENT_FOR_SSO_DATA}`);
+      callback(described, { sso: false });
+    };
+    const granted = (this.baseOptions.scope ?? DEFAULT_SCOPE).split(' ');
+    if (onLocalhost() && !['openid', 'profile', 'email'].every((s) => granted.includes(s))) {
+      return consentRequired({ original: { error: 'consent_required' }, code: 'consent_required', description: CONSENT_FOR_SSO_DATA });
+    }
+    this.checkSession({ responseType: 'token id_token', scope: DEFAULT_SCOPE, ...(stored.lastUsedConnection ? { connection: stored.lastUsedConnection } : {}), timeout: 5000 }, (error, result) => {
+      if (error) {
+        if (error.error === 'login_required') return callback(null, { sso: false });
+        if (error.error === 'consent_required') return consentRequired(error);
+        return callback(error, { sso: false });
+      }
+      const payload = result!.idTokenPayload;
+      if (!payload || (stored.lastUsedSub && stored.lastUsedSub !== payload.sub)) return callback(null, { sso: false });
+      const clientId = this.baseOptions.clientID;
+      const username = (payload.email ?? payload.name) as string | undefined;
+      callback(null, {
+        lastUsedConnection: { ...(stored.lastUsedConnection ? { name: stored.lastUsedConnection } : {}) },
+        lastUsedUserID: payload.sub,
+        ...(username !== undefined ? { lastUsedUsername: username } : {}),
+        lastUsedClientID: clientId,
+        sessionClients: [clientId],
+        sso: true,
+      });
+    });
   }
 
   private get defaultResponseType(): string {
@@ -143,7 +201,10 @@ export class WebAuth {
     const expectedState = opts.state ?? transaction?.state;
     if (state !== expectedState || state === undefined) return cb(hashError('invalid_token', '`state` does not match.'));
     this.validateResult(values, { nonce: opts.nonce ?? transaction?.nonce, appState: opts.state ?? transaction?.appState }).then(
-      (result) => cb(null, result),
+      (result) => {
+        this.rememberSignIn(transaction?.lastUsedConnection, result);
+        cb(null, result);
+      },
       (error: SvcError) => cb(error),
     );
   }
@@ -208,12 +269,15 @@ export class WebAuth {
         }
         const transaction = callerNonce ? undefined : takeTransaction(response.state);
         const values = new Map(Object.entries(response).filter((e): e is [string, string] => typeof e[1] === 'string'));
+        let result: AuthResult;
         try {
-          callback(null, await this.validateResult(values, { nonce: callerNonce ?? transaction?.nonce, appState: response.state }));
+          result = await this.validateResult(values, { nonce: callerNonce ?? transaction?.nonce, appState: response.state });
         } catch (error) {
           const e = error as SvcError;
-          callback({ ...e, error: 'invalid_token', error_description: e.errorDescription, code: 'invalid_token', description: e.errorDescription });
+          return callback({ ...e, error: 'invalid_token', error_description: e.errorDescription, code: 'invalid_token', description: e.errorDescription });
         }
+        this.rememberSignIn(transaction?.lastUsedConnection, result);
+        callback(null, result);
       },
       (error: unknown) => fail('error', String(error)),
     );

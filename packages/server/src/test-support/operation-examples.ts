@@ -230,6 +230,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/users/{id}/identities/{provider}/{user_id}': f.secondary.user_id.split('|')[1]!,
     '/login/assets/{file}': 'missing.css',
     '/samlp/{clientId}': f.app.client_id,
+    '/client/{clientId}.js': f.app.client_id,
     '/samlp/metadata/{clientId}': f.app.client_id,
     '/demo/{asset}': 'app.js',
     '/console/{asset}': 'app.js',
@@ -255,7 +256,8 @@ export function fillPath(template: string, f: Fixtures): string {
       if (!part.startsWith('{')) return part;
       const value = values[parts.slice(0, i + 1).join('/')];
       if (value === undefined) throw new Error(`no fixture value for ${parts.slice(0, i + 1).join('/')}: add one to fillPath`);
-      return encodeURIComponent(value);
+      // Only the parameter: a suffix after it stays (`{clientId}.js`).
+      return part.replace(/^\{[^}]+\}/, encodeURIComponent(value));
     })
     .join('/');
 }
@@ -710,6 +712,10 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('asset', get(asset), 200);
   await expectStatus('missing asset', get('/login/assets/missing.css'), 404);
   await expectStatus('missing docs file', get('/docs/missing.js'), 404);
+  // The classic-login conventions: the client configuration script and the browser's SSO state.
+  await expectStatus('client configuration script', get(`/client/${clientId}.js`), 200);
+  await expectStatus('client configuration script, unknown application', get('/client/nope.js'), 404);
+  await expectStatus('sso data, no session', get(`/user/ssodata?client_id=${clientId}`), 200);
 
   // /authorize, the login page, resume, consent, logout.
   await expectStatus('authorize, unknown client', get(`/authorize?${new URLSearchParams({ ...authorize, client_id: 'nope' })}`), 400);
