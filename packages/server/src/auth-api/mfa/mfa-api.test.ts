@@ -79,6 +79,9 @@ describe.each(dialects)('the MFA API on %s', (dialect) => {
     expect(realm.body).toMatchObject({ error: 'mfa_required', mfa_token: expect.any(String) });
     const wrong = await token({ grant_type: 'password', ...app.auth, username: user.email, password: 'not the password' });
     expect({ status: wrong.status, body: wrong.body }).toEqual({ status: 403, body: { error: 'invalid_grant', error_description: 'Wrong email or password.' } });
+    // Discovery says where the MFA API is, and the grants it takes.
+    const discovery = await call('GET', '/.well-known/openid-configuration');
+    expect(discovery.body).toMatchObject({ mfa_challenge_endpoint: `${server.url}/mfa/challenge`, grant_types_supported: expect.arrayContaining([MFA_OTP_GRANT, MFA_OOB_GRANT, MFA_RECOVERY_CODE_GRANT]) });
   });
 
   it('associates TOTP with a recovery code, confirms it with the first code, and puts amr in the tokens', async () => {
