@@ -3,6 +3,7 @@
  *   tenant (Host) → CORS → rate limit → route (schema-validated) → handler → security headers,
  * with every error rendered by http/error-handler.ts in the shape of its family.
  */
+import { registerMfaApi } from './auth-api/mfa/index.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -141,6 +142,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerTokenEndpoint(app, services);
   registerUserinfo(app, services);
   registerRevocation(app, services);
+  registerMfaApi(app, services);
   registerPushedAuthorizationRequests(app, services);
   // Signing users in: /authorize, the hosted pages it leads to, and logout.
   await app.register(cookie);

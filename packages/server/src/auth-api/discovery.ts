@@ -42,6 +42,7 @@ const DiscoveryDocument = Type.Object(
     token_endpoint_auth_methods_supported: Type.Array(Type.String()),
     token_endpoint_auth_signing_alg_values_supported: Type.Array(Type.String()),
     userinfo_endpoint: Type.String({ format: 'uri' }),
+    mfa_challenge_endpoint: Type.String({ format: 'uri', description: 'The MFA API (the reference advertises it): after mfa_required from a password grant' }),
     revocation_endpoint: Type.String({ format: 'uri' }),
     revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
     claims_supported: Type.Array(Type.String()),
@@ -86,6 +87,8 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     // User tokens: userinfo, revocation of refresh tokens, and the claims ID tokens and userinfo carry.
     userinfo_endpoint: `${tenant.baseUrl}/userinfo`,
+    // The MFA API (auth-api/mfa/), as the reference advertises it.
+    mfa_challenge_endpoint: `${tenant.baseUrl}/mfa/challenge`,
     revocation_endpoint: `${tenant.baseUrl}/oauth/revoke`,
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     claims_supported: [...ID_TOKEN_CLAIMS],

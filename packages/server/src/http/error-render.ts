@@ -28,7 +28,7 @@ export function renderError(family: ErrorFamily, err: ProtocolError): Record<str
     case 'dbconnections':
       return { name: errorName(err.statusCode), code: err.code, description: err.description, statusCode: err.statusCode };
     case 'oauth':
-      return { error: err.code, error_description: err.description };
+      return { error: err.code, error_description: err.description, ...err.fields };
   }
 }
 

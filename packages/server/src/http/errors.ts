@@ -20,12 +20,14 @@ export class ProtocolError extends Error {
    * @param code the machine-readable code (`error` in OAuth, `code` in /dbconnections, `errorCode` in management)
    * @param description human-readable text (`error_description`, `description`, `message`)
    * @param headers response headers that belong to this error (Allow, WWW-Authenticate, rate-limit headers)
+   * @param fields further members of the OAuth family's body (the MFA API's `mfa_token` beside `mfa_required`)
    */
   constructor(
     readonly statusCode: number,
     readonly code: string,
     readonly description: string,
     readonly headers: Record<string, string> = {},
+    readonly fields: Record<string, string> = {},
   ) {
     super(description);
   }

@@ -21,6 +21,7 @@ export const OAuthError = Type.Object(
   {
     error: Type.String({ description: 'A machine-readable code, e.g. invalid_request' }),
     error_description: Type.String({ description: 'Human-readable; do not parse it' }),
+    mfa_token: Type.Optional(Type.String({ description: 'mfa_required from a password grant: the token for the MFA API (/mfa/*, the mfa-* grants), 10 minutes' })),
   },
   { $id: 'OAuthError', additionalProperties: false, title: 'OAuthError' },
 );

@@ -52,6 +52,29 @@ export async function replaceMfaChallenge(db: Kysely<Database>, challenge: MfaCh
   });
 }
 
+/** Stores a new challenge in one statement (the MFA API's: its transaction id is new, nothing to replace). */
+export async function insertMfaChallenge(db: Kysely<Database>, challenge: MfaChallenge): Promise<void> {
+  await db
+    .insertInto('mfa_challenges')
+    .values({
+      id: challenge.id,
+      tenant_id: challenge.tenantId,
+      user_id: challenge.userId,
+      transaction_id: challenge.transactionId,
+      amr: JSON.stringify(challenge.amr),
+      recovery_code_sealed: challenge.recoveryCodeSealed,
+      expires_at: challenge.expiresAt,
+      created_at: challenge.createdAt,
+    })
+    .execute();
+}
+
+/** The live challenge with this id. */
+export async function findMfaChallengeById(db: Kysely<Database>, tenantId: string, id: string, now = Date.now()): Promise<MfaChallenge | undefined> {
+  const row = await db.selectFrom('mfa_challenges').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
 export async function findMfaChallenge(db: Kysely<Database>, tenantId: string, transactionId: string, now = Date.now()): Promise<MfaChallenge | undefined> {
   const row = await db.selectFrom('mfa_challenges').selectAll().where('tenant_id', '=', tenantId).where('transaction_id', '=', transactionId).where('expires_at', '>', now).executeTakeFirst();
   return row ? fromRow(row) : undefined;

@@ -987,6 +987,42 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
     await api(f, 'PUT', '/guardian/policies', []);
   }
 
+  // The MFA API (/mfa/*), with the policy and the otp and email factors on for the while, and the MFA grants
+  // enabled for the app: associate TOTP on the mfa_token, confirm it, then challenge, down to the email limit.
+  await api(f, 'PUT', '/guardian/factors/otp', { enabled: true });
+  await api(f, 'PUT', '/guardian/factors/email', { enabled: true });
+  await api(f, 'PUT', '/guardian/policies', ['all-applications']);
+  const appGrants = ((await api(f, 'GET', `/clients/${clientId}`)).grant_types ?? []) as string[];
+  const mfaGrants = ['http://auth0.com/oauth/grant-type/mfa-otp', 'http://auth0.com/oauth/grant-type/mfa-oob'];
+  await api(f, 'PATCH', `/clients/${clientId}`, { grant_types: [...new Set([...appGrants, ...mfaGrants])] });
+  try {
+    const apiEmail = `${unique('mfa-api')}@example.com`;
+    await createUser(test, apiEmail, PASSWORD, { email_verified: true });
+    const mfaToken = async () => {
+      const required = (await (await expectStatus('password realm, MFA required', post('/oauth/token', { ...realm, username: apiEmail, password: PASSWORD }), 403)).json()) as { mfa_token: string };
+      return required.mfa_token;
+    };
+    const first = await mfaToken();
+    const bearer = { authorization: `Bearer ${first}` };
+    await expectStatus('mfa authenticators', get('/mfa/authenticators', bearer), 200);
+    await expectStatus('mfa authenticators, no token', get('/mfa/authenticators'), 401);
+    await expectStatus('mfa challenge, not enrolled', post('/mfa/challenge', { client_id: clientId, mfa_token: first, challenge_type: 'otp' }), 400);
+    const associated = (await (await expectStatus('mfa associate', post('/mfa/associate', { authenticator_types: ['otp'] }, bearer), 200)).json()) as { secret: string };
+    await expectStatus('mfa associate, oob', post('/mfa/associate', { authenticator_types: ['oob'], oob_channels: ['email'] }, bearer), 400);
+    await expectStatus('mfa associate, no token', post('/mfa/associate', { authenticator_types: ['otp'] }), 401);
+    await expectStatus('mfa-otp grant', post('/oauth/token', { grant_type: mfaGrants[0], client_id: clientId, mfa_token: first, otp: await generateTotp({ secret: associated.secret }) }), 200);
+    const second = await mfaToken();
+    await expectStatus('mfa associate, enrolled', post('/mfa/associate', { authenticator_types: ['otp'] }, { authorization: `Bearer ${second}` }), 403);
+    await expectStatus('mfa challenge', post('/mfa/challenge', { client_id: clientId, mfa_token: second, challenge_type: 'otp' }), 200);
+    await expectStatus('mfa challenge, bad client', post('/mfa/challenge', { client_id: 'nope', mfa_token: second }), 401);
+    await expectStatus('mfa challenge, bad token', post('/mfa/challenge', { client_id: clientId, mfa_token: 'v1.nope' }), 403);
+    for (let i = 0; i < 5; i++) await expectStatus('mfa challenge, email', post('/mfa/challenge', { client_id: clientId, mfa_token: second, challenge_type: 'oob' }), 200);
+    await expectStatus('mfa challenge, email limit', post('/mfa/challenge', { client_id: clientId, mfa_token: second, challenge_type: 'oob' }), 429);
+  } finally {
+    await api(f, 'PUT', '/guardian/policies', []);
+    await api(f, 'PATCH', `/clients/${clientId}`, { grant_types: appGrants });
+  }
+
   // Passkeys (/u/passkey), switched on for the while on the database connection: after a password login the page
   // offers one (made in Chromium in login/passkeys.test.ts; here declined), a refused answer, stale forms.
   const database = (await api(f, 'GET', `/connections/${f.databaseConnection.id}`)) as unknown as { options: Record<string, unknown> };

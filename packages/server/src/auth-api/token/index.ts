@@ -16,6 +16,9 @@ import { password } from './password.js';
 import { PASSWORD_REALM_GRANT, passwordRealm } from './password-realm.js';
 import { PASSWORDLESS_OTP_GRANT, passwordlessOtp } from './passwordless-otp.js';
 import { refreshToken } from './refresh-token.js';
+import { MFA_OOB_GRANT, mfaOob } from './mfa-oob.js';
+import { MFA_OTP_GRANT, mfaOtp } from './mfa-otp.js';
+import { MFA_RECOVERY_CODE_GRANT, mfaRecoveryCode } from './mfa-recovery-code.js';
 import type { GrantHandler } from './types.js';
 import { recordTokenExchange } from '../../logs/token-exchanges.js';
 
@@ -27,6 +30,9 @@ export const GRANTS: Record<string, GrantHandler> = {
   password,
   [PASSWORD_REALM_GRANT]: passwordRealm,
   [PASSWORDLESS_OTP_GRANT]: passwordlessOtp,
+  [MFA_OTP_GRANT]: mfaOtp,
+  [MFA_OOB_GRANT]: mfaOob,
+  [MFA_RECOVERY_CODE_GRANT]: mfaRecoveryCode,
 };
 
 const TokenRequest = Type.Object(
@@ -46,6 +52,10 @@ const TokenRequest = Type.Object(
     password: Type.Optional(Type.String({ maxLength: 1000 })),
     realm: Type.Optional(Type.String({ maxLength: 200 })),
     otp: Type.Optional(Type.String({ maxLength: 100 })),
+    mfa_token: Type.Optional(Type.String({ maxLength: 4000, description: 'mfa-otp, mfa-oob, mfa-recovery-code: the mfa_token of the mfa_required answer' })),
+    oob_code: Type.Optional(Type.String({ maxLength: 4000, description: 'mfa-oob: from /mfa/challenge' })),
+    binding_code: Type.Optional(Type.String({ maxLength: 100, description: 'mfa-oob: the emailed code' })),
+    recovery_code: Type.Optional(Type.String({ maxLength: 100 })),
     organization: Type.Optional(Type.String({ maxLength: 200, description: 'client_credentials: an organization id or name the token is for (org_id), as the client grant allows' })),
   },
   // OAuth: unknown parameters are ignored (RFC 6749 §3.2).
@@ -59,6 +69,7 @@ const TokenResponseSchema = Type.Object({
   scope: Type.Optional(Type.String()),
   id_token: Type.Optional(Type.String()),
   refresh_token: Type.Optional(Type.String()),
+  recovery_code: Type.Optional(Type.String({ description: 'mfa-recovery-code: the user\u2019s next recovery code, shown this once' })),
 });
 
 export const TOKEN_PATH = '/oauth/token';
@@ -80,8 +91,8 @@ export function registerTokenEndpoint(app: App, services: Services): void {
             headers: { 'DPoP-Nonce': { type: 'string' as const, description: 'With a DPoP proof: the nonce the next proof must carry', required: false } },
           },
           401: CLIENT_AUTHENTICATION_ERRORS[401],
-          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code), mfa_required (the tenant requires a second factor, which the password and one-time-code grants cannot take yet)',
-          429: 'too_many_attempts: the account is locked from this IP after failed logins, or the IP is throttled',
+          403: 'unauthorized_client (the grant type is not enabled for the client), access_denied (an unknown audience, no client grant, signups disabled), invalid_grant (wrong username or password, wrong one-time code), mfa_required (the tenant requires a second factor: the password grants add an mfa_token for the MFA API; the one-time-code grant cannot go on through it), invalid_grant/expired_token (the mfa grants: a wrong, replayed or expired code, a malformed, expired or used mfa_token, or another client\u2019s)',
+          429: 'too_many_attempts: the account is locked from this IP after failed logins, or the IP is throttled; the mfa grants: the second factor is locked after 10 wrong codes',
         }),
       },
     },

@@ -11,6 +11,8 @@ export interface TokenResponse {
   scope?: string;
   id_token?: string;
   refresh_token?: string;
+  /** The mfa-recovery-code grant: the user's next recovery code. */
+  recovery_code?: string;
 }
 
 export interface GrantContext {

@@ -27,15 +27,20 @@ export class UserBlocked extends ProtocolError {
 
 /**
  * The reference's `mfa_required` for a grant whose user must give a second factor (the tenant's MFA policy).
- * The reference adds an `mfa_token` for its MFA API (/mfa/challenge and the mfa-otp grants), which this server
- * does not offer yet: without a token the answer says so, rather than issuing tokens on the first factor alone.
+ * With an `mfa_token` (the password grants) the client goes on through the MFA API (auth-api/mfa/): /mfa/challenge
+ * and the mfa-otp, mfa-oob and mfa-recovery-code grants. A grant that cannot hand one out (the one-time-code
+ * grant) says where the second factor can be given instead, rather than issuing tokens on the first factor alone.
  */
 export class MfaRequired extends ProtocolError {
-  constructor() {
+  constructor(mfaToken?: string) {
     super(
       403,
       'mfa_required',
-      'Multifactor authentication required. This server does not offer the MFA API for this grant yet: sign in through /authorize, whose hosted pages ask for the second factor.',
+      mfaToken === undefined
+        ? 'Multifactor authentication required. This grant cannot continue through the MFA API: sign in through /authorize, whose hosted pages ask for the second factor.'
+        : 'Multifactor authentication required',
+      {},
+      mfaToken === undefined ? {} : { mfa_token: mfaToken },
     );
   }
 }

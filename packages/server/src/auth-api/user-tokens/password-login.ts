@@ -3,7 +3,8 @@
  * credentials against a database connection enabled for the client, then issue tokens for the scopes the user
  * may grant. Failures use the reference's answers: 403 invalid_grant "Wrong email or password." for any wrong
  * identifier or password (which never says which), 401 unauthorized "user is blocked"; and attack protection's
- * 429 too_many_attempts (brute-force block or throttled IP) and 401 password_leaked (protection/errors.ts).
+ * 429 too_many_attempts (brute-force block or throttled IP) and 401 password_leaked (protection/errors.ts); and,
+ * where the tenant requires MFA, 403 mfa_required with an `mfa_token` for the MFA API.
  */
 import type { FastifyRequest } from 'fastify';
 import { authenticateWithPassword, databaseConnectionFor } from '../../connections/database-users.js';
@@ -15,6 +16,7 @@ import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { mfaRequired } from '../../mfa/policy.js';
+import { issueMfaToken } from '../mfa/mfa-token.js';
 import { MfaRequired, UserBlocked, WrongCredentials } from './errors.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { resolveUserScopes } from './scopes.js';
@@ -44,9 +46,10 @@ export async function passwordLogin(services: Services, request: FastifyRequest,
   if (result.outcome === 'too_many_attempts') throw new TooManyAttempts(result.reason);
   if (result.outcome === 'password_leaked') throw new PasswordLeaked();
   const { user } = result;
-  // Only after the password was right, as the reference answers: the password alone issues nothing.
-  if (mfaRequired(tenant)) throw new MfaRequired();
   const audience = login.audience || tenant.settings.default_audience || null;
+  // Only after the password was right, as the reference answers: the password alone issues nothing but an
+  // mfa_token, with which the client goes on through the MFA API (auth-api/mfa/). One insert.
+  if (mfaRequired(tenant)) throw new MfaRequired(await issueMfaToken(services, tenant, client, user, { amr: ['pwd'], scope: login.scope, audience: login.audience || null }));
   const { scopes, audience: granted } = await resolveUserScopes(services, { tenant, client, user, requestedScope: login.scope ?? '', audience });
   const authorization: UserAuthorization = { tenant, client, user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000) };
   return (await issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: true, grantType: 'password' }, planIssue())).tokens;
