@@ -4,8 +4,8 @@ import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/auth
 import { homeRealmOf } from '../federation/home-realm.js';
 import { redirectUpstream } from '../federation/start.js';
 import { recordPasswordLogin } from '../logs/login-outcomes.js';
-import { requireSecondFactor } from '../mfa/login-step.js';
-import { mfaRequired, passkeyProgressiveEnrollment, passkeysEnabled } from '../mfa/policy.js';
+import { requireSecondFactor, secondFactorDue } from '../mfa/login-step.js';
+import { passkeyProgressiveEnrollment, passkeysEnabled } from '../mfa/policy.js';
 import { authenticationCeremony, completeAuthentication, credentialAmr } from '../mfa/webauthn.js';
 import { listMfaEnrollments } from '../store/mfa-enrollments.js';
 import { findPrimaryUser } from '../store/users.js';
@@ -175,7 +175,7 @@ export function registerLoginPage(app: App, services: Services): void {
         break;
     }
     const { transaction } = step;
-    if (mfaRequired(request.tenant)) {
+    if (await secondFactorDue(request, services, request.tenant, result.user.user_id, transaction.request.acrValues)) {
       // No session yet: the password alone does not sign in; the second step (/u/mfa) starts the session.
       await requireSecondFactor(services, request.tenant.id, result.user.user_id, transaction.id, ['pwd']);
       return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, 303);

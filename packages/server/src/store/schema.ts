@@ -827,3 +827,19 @@ export interface ConsoleSetupLinksTable {
 export interface Database {
   console_setup_links: ConsoleSetupLinksTable;
 }
+
+// --- remember this browser (0029) ----------------------------------------------------------------------------
+
+export interface MfaRememberedBrowsersTable {
+  /** SHA-256 (hex) of the cookie's secret. */
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+}
+
+export interface Database {
+  mfa_remembered_browsers: MfaRememberedBrowsersTable;
+}

@@ -25,6 +25,7 @@ import * as webauthn from './0024_webauthn.js';
 import * as federation from './0025_federation.js';
 import * as logStreams from './0026_log_streams.js';
 import * as consoleSetupLinks from './0027_console_setup_links.js';
+import * as rememberedBrowsers from './0029_remembered_browsers.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0025_federation': federation,
   '0026_log_streams': logStreams,
   '0027_console_setup_links': consoleSetupLinks,
+  '0029_remembered_browsers': rememberedBrowsers,
 };
 
 export const migrationProvider: MigrationProvider = {
