@@ -21,7 +21,7 @@ import { sendHostedPage } from './hosted-page.js';
 import { renderLoginPage } from './pages/login.js';
 import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
-import { formBody, loadStep, type LoginStep } from './step.js';
+import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
 import { openCeremony, saveLoginTransactionRequest, takeCeremony } from './transactions.js';
 import { PASSKEY_PATH } from './passkey-page.js';
 import { federatedButtons, type FederatedButton } from './federated-buttons.js';
@@ -182,7 +182,7 @@ export function registerLoginPage(app: App, services: Services): void {
     }
     await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
     // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
-    transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    transaction.request = authenticatedNow(transaction.request);
     await saveLoginTransactionRequest(services, transaction);
     // Passkeys on: one who has none yet is offered to create one now (and may decline).
     if (passkeyProgressiveEnrollment(connection) && !(await listMfaEnrollments(services.store.db, request.tenant.id, result.user.user_id)).some((e) => e.type === 'passkey')) {
@@ -208,7 +208,7 @@ async function logInWithPasskey(request: FastifyRequest, reply: FastifyReply, se
   }
   if (user.blocked) return retry(400, 'This account is blocked. Contact the administrator of this application to have it unblocked.');
   await startSession(request, reply, services, user, Date.now(), [credentialAmr(result.enrollment), 'mfa']);
-  transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+  transaction.request = authenticatedNow(transaction.request);
   await saveLoginTransactionRequest(services, transaction);
   return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
 }

@@ -20,7 +20,7 @@ import { qrCodeSvg, renderMfaChallengePage, renderMfaEnrollPage, renderMfaRecove
 import { startSession } from './session.js';
 import { rememberBrowser } from '../mfa/remember-browser.js';
 import { rememberBrowserSettings } from '../mfa/policy.js';
-import { formBody, loadStep, type LoginStep } from './step.js';
+import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
 
 const RECOVERY_METHOD = 'recovery-code';
@@ -167,7 +167,7 @@ export function registerMfaPage(app: App, services: Services): void {
       if (body.rememberBrowser !== undefined && body.rememberBrowser !== 'false' && rememberBrowserSettings(request.tenant).display_remember_me_checkbox) {
         await rememberBrowser(request, reply, services, step.user.user_id);
       }
-      transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+      transaction.request = authenticatedNow(transaction.request);
       await saveLoginTransactionRequest(services, transaction);
       return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
     };
