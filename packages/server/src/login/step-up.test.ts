@@ -88,7 +88,7 @@ describe('Step-up and remember this browser (Chromium)', () => {
   }
   const heading = (page: Page, name: string) => expect.poll(() => page.getByRole('heading', { name }).count()).toBe(1);
   /** The card alone, small enough for the README. */
-  const shot = (page: Page, name: string) => page.locator('main').screenshot({ path: `${SCREENS}/stepup-${name}.png` });
+  const shot = (page: Page, name: string) => page.locator('.card').screenshot({ path: `${SCREENS}/stepup-${name}.png` });
   /** Ends the SSO session only, as a closed browser or an expired session would; other cookies stay. */
   const endSession = (page: Page) => page.context().clearCookies({ name: SESSION_COOKIE });
   const cspViolations = (page: Page) => {
@@ -135,6 +135,11 @@ describe('Step-up and remember this browser (Chromium)', () => {
     const first = await exchange(page, plain);
     expect(first).toMatchObject({ sub: userId, amr: ['pwd'] });
     expect(first.acr).toBeUndefined();
+
+    // Silently, it cannot be had: interaction_required.
+    await authorize(page, codeRequest({ acr_values: MULTI_FACTOR, prompt: 'none' }));
+    await landed(page);
+    expect(new URL(page.url()).searchParams.get('error')).toBe('interaction_required');
 
     // The application asks for more: the same session, the second step only (no password form).
     const stepUp = codeRequest({ acr_values: MULTI_FACTOR });
