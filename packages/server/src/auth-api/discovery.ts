@@ -15,6 +15,7 @@ import { PAR_PATH } from './par/index.js';
 import { GRANTS } from './token/index.js';
 import { ID_TOKEN_CLAIMS } from './user-tokens/claims.js';
 import type { App } from '../services.js';
+import { MULTI_FACTOR_ACR } from '../mfa/policy.js';
 
 const DiscoveryDocument = Type.Object(
   {
@@ -46,6 +47,7 @@ const DiscoveryDocument = Type.Object(
     revocation_endpoint: Type.String({ format: 'uri' }),
     revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
     claims_supported: Type.Array(Type.String()),
+    acr_values_supported: Type.Array(Type.String()),
     dpop_signing_alg_values_supported: Type.Array(Type.String()),
     tls_client_certificate_bound_access_tokens: Type.Boolean(),
     mtls_endpoint_aliases: Type.Optional(Type.Record(Type.String(), Type.String({ format: 'uri' }))),
@@ -92,6 +94,8 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     revocation_endpoint: `${tenant.baseUrl}/oauth/revoke`,
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     claims_supported: [...ID_TOKEN_CLAIMS],
+    // Step-up (mfa/policy.ts): the one authentication context class asked for and met here.
+    acr_values_supported: [MULTI_FACTOR_ACR],
     // RFC 9449 (crypto/dpop.ts): DPoP proofs at the token, PAR and userinfo endpoints.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     // RFC 8705 §3.3 (auth-api/sender-constraint.ts): certificate-bound tokens behind a trusted mTLS edge.

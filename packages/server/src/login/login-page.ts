@@ -4,8 +4,8 @@ import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/auth
 import { homeRealmOf } from '../federation/home-realm.js';
 import { redirectUpstream } from '../federation/start.js';
 import { recordPasswordLogin } from '../logs/login-outcomes.js';
-import { requireSecondFactor } from '../mfa/login-step.js';
-import { mfaRequired, passkeyProgressiveEnrollment, passkeysEnabled } from '../mfa/policy.js';
+import { requireSecondFactor, secondFactorDue } from '../mfa/login-step.js';
+import { passkeyProgressiveEnrollment, passkeysEnabled } from '../mfa/policy.js';
 import { authenticationCeremony, completeAuthentication, credentialAmr } from '../mfa/webauthn.js';
 import { listMfaEnrollments } from '../store/mfa-enrollments.js';
 import { findPrimaryUser } from '../store/users.js';
@@ -21,7 +21,7 @@ import { sendHostedPage } from './hosted-page.js';
 import { renderLoginPage } from './pages/login.js';
 import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
-import { formBody, loadStep, type LoginStep } from './step.js';
+import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
 import { openCeremony, saveLoginTransactionRequest, takeCeremony } from './transactions.js';
 import { PASSKEY_PATH } from './passkey-page.js';
 import { federatedButtons, type FederatedButton } from './federated-buttons.js';
@@ -175,14 +175,14 @@ export function registerLoginPage(app: App, services: Services): void {
         break;
     }
     const { transaction } = step;
-    if (mfaRequired(request.tenant)) {
+    if (await secondFactorDue(request, services, request.tenant, result.user.user_id, transaction.request.acrValues)) {
       // No session yet: the password alone does not sign in; the second step (/u/mfa) starts the session.
       await requireSecondFactor(services, request.tenant.id, result.user.user_id, transaction.id, ['pwd']);
       return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, 303);
     }
     await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
     // The user has just authenticated: prompt=login and max_age are satisfied for the rest of this transaction.
-    transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    transaction.request = authenticatedNow(transaction.request);
     await saveLoginTransactionRequest(services, transaction);
     // Passkeys on: one who has none yet is offered to create one now (and may decline).
     if (passkeyProgressiveEnrollment(connection) && !(await listMfaEnrollments(services.store.db, request.tenant.id, result.user.user_id)).some((e) => e.type === 'passkey')) {
@@ -208,7 +208,7 @@ async function logInWithPasskey(request: FastifyRequest, reply: FastifyReply, se
   }
   if (user.blocked) return retry(400, 'This account is blocked. Contact the administrator of this application to have it unblocked.');
   await startSession(request, reply, services, user, Date.now(), [credentialAmr(result.enrollment), 'mfa']);
-  transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+  transaction.request = authenticatedNow(transaction.request);
   await saveLoginTransactionRequest(services, transaction);
   return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
 }

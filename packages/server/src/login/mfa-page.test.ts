@@ -96,7 +96,7 @@ describe('MFA on the hosted login (Chromium)', () => {
     await new Promise((resolve) => appServer?.close(resolve));
   });
 
-  it('enrolls an authenticator app after the password, shows the recovery code once, and signs in with amr pwd+mfa', async (context) => {
+  it('enrolls an authenticator app after the password, shows the recovery code once, and signs in with amr pwd+otp+mfa', async (context) => {
     const page = await openPage(browser, context);
     const violations: string[] = [];
     page.on('console', (message) => {
@@ -129,7 +129,7 @@ describe('MFA on the hosted login (Chromium)', () => {
     await page.getByRole('button', { name: 'I have saved it, continue' }).click();
     await landing;
     const claims = await exchange(new URL(page.url()), pkce);
-    expect(claims).toMatchObject({ sub: userId, amr: ['pwd', 'mfa'] });
+    expect(claims).toMatchObject({ sub: userId, amr: ['pwd', 'otp', 'mfa'], acr: 'http://schemas.openid.net/pape/policies/2007/06/multi-factor' });
     expect(violations).toEqual([]);
 
     const methods = (await api('GET', `/users/${encodeURIComponent(userId)}/authentication-methods`)).body as { type: string; confirmed: boolean }[];

@@ -18,7 +18,9 @@ import { formOutcome, redirectWithOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { qrCodeSvg, renderMfaChallengePage, renderMfaEnrollPage, renderMfaRecoveryCodeEntryPage, renderMfaRecoveryCodePage, renderMfaEmailPage, renderMfaWebauthnChallengePage, renderMfaWebauthnEnrollPage } from './pages/mfa.js';
 import { startSession } from './session.js';
-import { formBody, loadStep, type LoginStep } from './step.js';
+import { rememberBrowser } from '../mfa/remember-browser.js';
+import { rememberBrowserSettings } from '../mfa/policy.js';
+import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
 import { saveLoginTransactionRequest } from './transactions.js';
 
 const RECOVERY_METHOD = 'recovery-code';
@@ -84,6 +86,12 @@ export function registerMfaPage(app: App, services: Services): void {
       ...(outcome?.error !== undefined && { error: outcome.error }),
     };
     const options = { status: outcome?.status ?? 200, formAction: [step.transaction.request.redirectUri] };
+    // On the forms that end the step (a challenge, the recovery code to keep), where the tenant offers it.
+    const settings = rememberBrowserSettings(request.tenant);
+    const finishing = {
+      ...form,
+      ...(settings.display_remember_me_checkbox && { remember: { checked: settings.remember_me_default_value, days: Math.max(1, Math.round(settings.mfa_session_overall_timeout / 86_400)) } }),
+    };
     const method = (request.query as Record<string, unknown>).method;
     const view = await secondFactorView(services, request.tenant, step.challenge, step.user, step.transaction, typeof method === 'string' ? method : undefined);
     switch (view.kind) {
@@ -105,7 +113,7 @@ export function registerMfaPage(app: App, services: Services): void {
           request.tenant,
           (ctx) =>
             renderMfaWebauthnChallengePage(ctx, {
-              ...form,
+              ...finishing,
               options: view.options,
               ...(view.hasTotp && { otpUrl: place(step, 'otp').url }),
               ...(view.hasRecoveryCode && { recoveryCodeUrl: place(step, RECOVERY_METHOD).url }),
@@ -114,15 +122,15 @@ export function registerMfaPage(app: App, services: Services): void {
           options,
         );
       case 'email-challenge':
-        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaEmailPage(ctx, { ...form, sent: view.sent, address: view.address, canSendMore: view.canSendMore, otherUrl: place(step).url }), options);
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaEmailPage(ctx, { ...finishing, sent: view.sent, address: view.address, canSendMore: view.canSendMore, otherUrl: place(step).url }), options);
       case 'recovery-code':
-        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodePage(ctx, { ...form, code: view.code }), options);
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodePage(ctx, { ...finishing, code: view.code }), options);
       case 'challenge': {
         const wantsRecovery = method === RECOVERY_METHOD && view.hasRecoveryCode;
         if (wantsRecovery) return sendHostedPage(reply, request.tenant, (ctx) => renderMfaRecoveryCodeEntryPage(ctx, { ...form, codeUrl: place(step).url }), options);
         const recoveryCodeUrl = view.hasRecoveryCode ? place(step, RECOVERY_METHOD).url : undefined;
         const emailUrl = view.hasEmail ? place(step, EMAIL_METHOD).url : undefined;
-        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaChallengePage(ctx, { ...form, ...(recoveryCodeUrl && { recoveryCodeUrl }), ...(emailUrl && { emailUrl }) }), options);
+        return sendHostedPage(reply, request.tenant, (ctx) => renderMfaChallengePage(ctx, { ...finishing, ...(recoveryCodeUrl && { recoveryCodeUrl }), ...(emailUrl && { emailUrl }) }), options);
       }
     }
   });
@@ -139,6 +147,7 @@ export function registerMfaPage(app: App, services: Services): void {
         email_code: 'The code from that email',
         webauthn_response: "A security key or this device (the WebAuthn factors): the browser's answer to the page's ceremony, enrollment or challenge",
         saved: 'yes: the person has kept the recovery code shown (finishes the login)',
+        rememberBrowser: 'true (the checkbox): do not ask this browser for a second factor again for this user while the Guardian settings allow (30 days by default); only where those settings offer it',
       }),
       response: {
         303: redirect('Done: to /authorize/resume; or back to the page, which shows the recovery code to keep or what went wrong'),
@@ -155,7 +164,10 @@ export function registerMfaPage(app: App, services: Services): void {
       const amr = await finishSecondFactor(services, challenge, factorAmr);
       if (!amr) return sendErrorPage(reply, request, new InvalidRequest('This sign-in step was already completed. Go back to the application and sign in again.'));
       await startSession(request, reply, services, step.user, Date.now(), amr);
-      transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+      if (body.rememberBrowser !== undefined && body.rememberBrowser !== 'false' && rememberBrowserSettings(request.tenant).display_remember_me_checkbox) {
+        await rememberBrowser(request, reply, services, step.user.user_id);
+      }
+      transaction.request = authenticatedNow(transaction.request);
       await saveLoginTransactionRequest(services, transaction);
       return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);
     };

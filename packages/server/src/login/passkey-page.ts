@@ -24,7 +24,7 @@ import { formOutcome, redirectWithOutcome } from './form-outcome.js';
 import { sendHostedPage } from './hosted-page.js';
 import { renderPasskeyPage } from './pages/passkey.js';
 import { currentSession, startSession } from './session.js';
-import { formBody, loadStep, type LoginStep } from './step.js';
+import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
 import { openCeremony, openedCeremony, saveLoginTransactionRequest, takeCeremony } from './transactions.js';
 
 export const PASSKEY_PATH = '/u/passkey';
@@ -45,7 +45,7 @@ async function reopen(request: FastifyRequest, services: Services, step: LoginSt
 
 async function resume(services: Services, step: LoginStep, reply: FastifyReply) {
   const { transaction } = step;
-  transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+  transaction.request = authenticatedNow(transaction.request);
   delete transaction.request.screenHint;
   await saveLoginTransactionRequest(services, transaction);
   return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);

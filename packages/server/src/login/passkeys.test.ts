@@ -327,7 +327,7 @@ describe('Passkeys on the hosted pages (Chromium, virtual authenticator)', () =>
       const landing = page.waitForURL((url) => url.href.startsWith(callback));
       await page.getByRole('button', { name: 'I have saved it, continue' }).click();
       await landing;
-      expect(await exchange(page, first)).toMatchObject({ sub: user.user_id, amr: ['pwd', 'mfa'] });
+      expect(await exchange(page, first)).toMatchObject({ sub: user.user_id, amr: ['pwd', 'hwk', 'mfa'] });
       expect(await credentialsOf(cdp, authenticatorId)).toHaveLength(1);
       const methods = (await api('GET', `/users/${encodeURIComponent(user.user_id)}/authentication-methods`)).body as { type: string; id: string }[];
       expect(methods.map((m) => m.type).sort()).toEqual(['recovery-code', 'webauthn-roaming']);

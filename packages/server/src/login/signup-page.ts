@@ -20,7 +20,7 @@ import { passwordAdvice } from './pages/password-rules.js';
 import { renderSignupPage } from './pages/signup.js';
 import { chooseLanguage, screenTexts } from './texts.js';
 import { startSession } from './session.js';
-import { formBody, loadStep, type LoginStep } from './step.js';
+import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
 import { openCeremony, saveLoginTransactionRequest } from './transactions.js';
 
 const SIGNUP_UNAVAILABLE = 'Sign-up is not available for this application. Go back to it and log in with an existing account, or ask its administrator for one.';
@@ -151,7 +151,7 @@ export function registerSignupPage(app: App, services: Services): void {
     }
     await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
     const { transaction } = step;
-    transaction.request = { ...transaction.request, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    transaction.request = authenticatedNow(transaction.request);
     delete transaction.request.screenHint;
     await saveLoginTransactionRequest(services, transaction);
     return reply.redirect(`${RESUME_PATH}?state=${transaction.id}`, 303);

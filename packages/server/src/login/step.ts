@@ -6,10 +6,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidRequest } from '../http/errors.js';
 import type { Services } from '../services.js';
+import type { AuthorizationRequest } from '../auth-api/authorize/request.js';
 import type { Client } from '../store/clients.js';
 import { sendErrorPage } from './error-page.js';
 import { signInResponseHeaders } from './hosted-page.js';
 import { loadLoginTransaction, type LoginTransaction } from './transactions.js';
+
+/**
+ * The request once the user has just authenticated on a hosted page: `prompt=login` and `max_age` are met for
+ * the rest of the transaction (else max_age=0, or a slow second step, would send them back to log in again).
+ */
+export function authenticatedNow(request: AuthorizationRequest): AuthorizationRequest {
+  const { maxAge: _met, ...rest } = request;
+  return { ...rest, prompt: request.prompt.filter((p) => p !== 'login') };
+}
 
 export interface LoginStep {
   transaction: LoginTransaction;

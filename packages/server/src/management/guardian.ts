@@ -6,13 +6,15 @@
  *    (disabling it is true already, so it succeeds).
  *  - GET/PUT /guardian/policies: [] (never) or ["all-applications"]; the reference's `confidence-score`
  *    (adaptive MFA) answers 501.
+ *  - GET/PUT /guardian/settings: remember this browser (mfa/remember-browser.ts): whether the MFA pages offer
+ *    it, ticked or not, and how long a remembered browser is trusted (the reference's names, seconds, ranges).
  * Writes go into the tenant's settings document, as attack protection's do, and drop the cached tenant.
  */
 import { Type } from '@fastify/type-provider-typebox';
-import { NotFound, NotOffered } from '../http/errors.js';
+import { InvalidInput, NotFound, NotOffered } from '../http/errors.js';
 import { errorResponses } from '../http/responses.js';
 import { GUARDIAN_FACTOR_NAMES, type GuardianFactorName } from '../mfa/factor.js';
-import { factorEnabled, mfaPolicies, SUPPORTED_FACTORS, type MfaSettings } from '../mfa/policy.js';
+import { factorEnabled, mfaPolicies, rememberBrowserSettings, SUPPORTED_FACTORS, type MfaSettings } from '../mfa/policy.js';
 import type { App, Services } from '../services.js';
 import { findTenantById, changeTenantSettings, type Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
@@ -22,6 +24,13 @@ const FactorView = Type.Object({ name: FactorName, enabled: Type.Boolean(), tria
 const Enabled = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
 const Policy = Type.Union([Type.Literal('all-applications'), Type.Literal('confidence-score')]);
 const Policies = Type.Array(Policy, { maxItems: 1, description: '[] (never) or ["all-applications"] (every login)' });
+const GuardianSettings = Type.Object({
+  display_remember_me_checkbox: Type.Boolean({ description: 'Whether the MFA pages offer "Remember this browser" (default true)' }),
+  remember_me_default_value: Type.Boolean({ description: 'Whether that checkbox starts ticked (default false)' }),
+  mfa_session_inactivity_timeout: Type.Integer({ minimum: 3600, maximum: 2_592_000, description: 'Seconds without a login from a remembered browser after which it is asked again (default 604800, 7 days)' }),
+  mfa_session_overall_timeout: Type.Integer({ minimum: 3600, maximum: 7_776_000, description: 'Seconds after which a remembered browser is asked again whatever its activity (default 2592000, 30 days)' }),
+});
+const GuardianSettingsUpdate = Type.Partial(GuardianSettings, { additionalProperties: false });
 
 export function registerGuardian(api: App, services: Services): void {
   const db = services.store.db;
@@ -81,6 +90,28 @@ export function registerGuardian(api: App, services: Services): void {
       const policies = request.body.filter((p) => p === 'all-applications');
       await save(await current(request.tenant.id), { policies });
       return policies;
+    },
+  });
+
+  api.get('/guardian/settings', {
+    ...operation(['read:guardian_factors'], { summary: 'Get the Guardian settings (remember this browser)', response: { 200: GuardianSettings } }),
+    handler: async (request) => rememberBrowserSettings(await current(request.tenant.id)),
+  });
+
+  api.put('/guardian/settings', {
+    ...operation(['update:guardian_factors'], {
+      summary: 'Set the Guardian settings (remember this browser)',
+      body: GuardianSettingsUpdate,
+      response: { 200: GuardianSettings, ...errorResponses('management', { 400: 'invalid_body: a value out of range or of the wrong type, or the inactivity timeout longer than the overall one' }) },
+    }),
+    handler: async (request) => {
+      const tenant = await current(request.tenant.id);
+      const next = { ...rememberBrowserSettings(tenant), ...request.body };
+      if (next.mfa_session_inactivity_timeout > next.mfa_session_overall_timeout) {
+        throw new InvalidInput('body', 'mfa_session_inactivity_timeout cannot exceed mfa_session_overall_timeout.');
+      }
+      await save(tenant, { remember: next });
+      return next;
     },
   });
 }

@@ -16,6 +16,7 @@ import { Type } from '@fastify/type-provider-typebox';
 import { NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import { recoveryCode } from '../mfa/recovery-code.js';
+import { forgetRememberedBrowsers } from '../mfa/remember-browser.js';
 import { relyingParty, userHandle } from '../mfa/webauthn.js';
 import type { App, Services } from '../services.js';
 import { deleteMfaEnrollment, deleteMfaEnrollments, findMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
@@ -149,6 +150,8 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     handler: async (request, reply) => {
       const user = await userOr404(request.tenant.id, request.params.id);
       if (!(await deleteMfaEnrollment(db, request.tenant.id, user.user_id, request.params.authentication_method_id))) throw new AuthenticationMethodNotFound();
+      // A factor taken away (lost, stolen): no browser remembered through it goes on skipping the second step.
+      await forgetRememberedBrowsers(db, request.tenant.id, user.user_id);
       return reply.code(204).send();
     },
   });
@@ -157,8 +160,23 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
   const deleteAllFactors = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const user = await userOr404(request.tenant.id, request.params.id);
     await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
+    // Factors reset: every browser remembered for the user is asked again.
+    await forgetRememberedBrowsers(db, request.tenant.id, user.user_id);
     return reply.code(204).send();
   };
+
+  api.post('/users/:id/multifactor/actions/invalidate-remember-browser', {
+    ...operation(['update:users'], {
+      summary: 'Forget every browser where the user chose "Remember this browser": the next login there asks for the second factor',
+      params: UserParams,
+      response: { 204: noContent('Forgotten'), ...errorResponses('management', { 404: 'inexistent_user' }) },
+    }),
+    handler: async (request, reply) => {
+      const user = await userOr404(request.tenant.id, request.params.id);
+      await forgetRememberedBrowsers(db, request.tenant.id, user.user_id);
+      return reply.code(204).send();
+    },
+  });
 
   api.delete('/users/:id/authentication-methods', {
     ...operation(['delete:authentication_methods'], {

@@ -23,7 +23,9 @@ import { openCeremony, takeCeremony } from '../login/transactions.js';
 import { checkAnswer } from './lockout.js';
 import { findPrimaryUser } from '../store/users.js';
 import { canReceiveEmailCodes, MAX_EMAIL_CODES, sendEmailCode, verifyEmailCode } from './email.js';
-import { factorEnabled } from './policy.js';
+import { factorEnabled, mfaRequired, secondFactorOwed, stepUpRequested } from './policy.js';
+import { browserRemembered } from './remember-browser.js';
+import type { FastifyRequest } from 'fastify';
 import { authenticationCeremony, credentialAmr, registrationCeremony, saveRegistration, verifyRegistration, completeAuthentication } from './webauthn.js';
 import { recoveryCode } from './recovery-code.js';
 import { totp } from './totp.js';
@@ -63,6 +65,17 @@ const recoveryCodeContext = (challenge: MfaChallenge) => `mfa-recovery-code:${ch
 
 function factorContext(services: Services, tenantId: string, userId: string): FactorContext {
   return { db: services.store.db, sealer: services.sealer, tenantId, userId, now: Date.now() };
+}
+
+/**
+ * Whether `userId`, who has just given a first factor (or holds a session without `mfa`), owes a second one now:
+ * the application asked for it (step-up), or the tenant's policy does and this browser is not remembered for them.
+ * The remembered-browser lookup runs only when the policy alone is why (one query, then).
+ */
+export async function secondFactorDue(request: FastifyRequest, services: Services, tenant: Tenant, userId: string, acrValues: readonly string[] | undefined): Promise<boolean> {
+  if (!secondFactorOwed(tenant, acrValues)) return false;
+  if (stepUpRequested(acrValues)) return true;
+  return mfaRequired(tenant) && !(await browserRemembered(request, services, tenant, userId));
 }
 
 /** Leaves a second factor owed on the transaction (kept if one for the same user is already under way). */
@@ -161,10 +174,14 @@ export async function sendSecondFactorEmail(services: Services, tenant: Tenant, 
   return sendEmailCode(services, tenant, challenge, user);
 }
 
-/** Issues the user's new recovery code and keeps it, sealed, on the challenge until it has been shown. */
-async function issueRecoveryCode(services: Services, challenge: MfaChallenge): Promise<void> {
+/**
+ * Issues the user's new recovery code and keeps it, sealed, on the challenge until it has been shown, with the
+ * `amr` values of the factor just enrolled (otp, hwk, swk), which the session records once the step ends.
+ */
+async function issueRecoveryCode(services: Services, challenge: MfaChallenge, factorAmr: string[] = []): Promise<void> {
   const { code } = await recoveryCode.enroll(factorContext(services, challenge.tenantId, challenge.userId), { issuer: '', label: '' });
-  await setChallengeRecoveryCode(services.store.db, challenge.id, services.sealer.seal(code, recoveryCodeContext(challenge)));
+  const amr = factorAmr.length > 0 ? [...new Set([...challenge.amr, ...factorAmr])] : undefined;
+  await setChallengeRecoveryCode(services.store.db, challenge.id, services.sealer.seal(code, recoveryCodeContext(challenge)), amr);
 }
 
 export async function answerSecondFactor(
@@ -184,7 +201,8 @@ export async function answerSecondFactor(
     const user = await findPrimaryUser(services.store.db, challenge.tenantId, challenge.userId);
     // Email stands in for a factor the person has; it is not one to have alone.
     if (!user || !emailFactorFor(tenant, user) || (!enrolled && confirmedWebauthn(tenant, enrollments).length === 0)) return { outcome: 'wrong', nowLocked: false };
-    return checkAnswer(counters, challenge.tenantId, challenge.userId, () => verifyEmailCode(services, challenge, answer.emailCode)).then((checked) => (checked.outcome === 'right' ? { outcome: 'done' as const } : checked));
+    // `email`: the method's name as the reference's authentication methods call it (RFC 8176 has none for it).
+    return checkAnswer(counters, challenge.tenantId, challenge.userId, () => verifyEmailCode(services, challenge, answer.emailCode)).then((checked) => (checked.outcome === 'right' ? { outcome: 'done' as const, amr: ['email'] } : checked));
   }
 
   if ('webauthn' in answer) {
@@ -196,7 +214,7 @@ export async function answerSecondFactor(
       if (enrolled || confirmedWebauthn(tenant, enrollments).length > 0 || !ceremony.kind || !enabledWebauthn(tenant).includes(ceremony.kind as WebauthnFactor)) return { outcome: 'wrong', nowLocked: false };
       const made = await verifyRegistration(tenant, ceremony, challenge.userId, answer.webauthn, userAgent);
       if (!made || !(await saveRegistration(services.store.db, made))) return { outcome: 'wrong', nowLocked: false };
-      await issueRecoveryCode(services, challenge);
+      await issueRecoveryCode(services, challenge, [credentialAmr(made)]);
       return { outcome: 'show-recovery-code' };
     }
     let used: MfaEnrollment | undefined;
@@ -223,9 +241,9 @@ export async function answerSecondFactor(
   if (!enrollment) return { outcome: 'wrong', nowLocked: false };
   const checked = await checkAnswer(counters, challenge.tenantId, challenge.userId, () => totp.verify(context, enrollment, answer.code));
   if (checked.outcome !== 'right') return checked;
-  if (enrolled) return { outcome: 'done' };
+  if (enrolled) return { outcome: 'done', amr: ['otp'] };
   // The first code confirmed a new enrollment: the recovery code comes with it.
-  await issueRecoveryCode(services, challenge);
+  await issueRecoveryCode(services, challenge, ['otp']);
   return { outcome: 'show-recovery-code' };
 }
 

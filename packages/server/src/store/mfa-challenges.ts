@@ -80,8 +80,9 @@ export async function findMfaChallenge(db: Kysely<Database>, tenantId: string, t
   return row ? fromRow(row) : undefined;
 }
 
-export async function setChallengeRecoveryCode(db: Kysely<Database>, id: string, sealed: string | null): Promise<void> {
-  await db.updateTable('mfa_challenges').set({ recovery_code_sealed: sealed }).where('id', '=', id).execute();
+/** Keeps the recovery code to show; with `amr`, also the methods the answer that led to it added (same write). */
+export async function setChallengeRecoveryCode(db: Kysely<Database>, id: string, sealed: string | null, amr?: string[]): Promise<void> {
+  await db.updateTable('mfa_challenges').set({ recovery_code_sealed: sealed, ...(amr && { amr: JSON.stringify(amr) }) }).where('id', '=', id).execute();
 }
 
 /** Ends the challenge; false when another request already ended it (a double submit). */

@@ -933,3 +933,19 @@ export interface SamlAssertionIdsTable {
 export interface Database {
   saml_assertion_ids: SamlAssertionIdsTable;
 }
+
+// --- remember this browser (0029) ----------------------------------------------------------------------------
+
+export interface MfaRememberedBrowsersTable {
+  /** SHA-256 (hex) of the cookie's secret. */
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+}
+
+export interface Database {
+  mfa_remembered_browsers: MfaRememberedBrowsersTable;
+}

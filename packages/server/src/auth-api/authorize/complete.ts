@@ -8,8 +8,7 @@ import { recordSessionClient } from '../backchannel-logout/queue.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProtocolError } from '../../http/errors.js';
 import { currentSession, sessionAmr, type ActiveSession } from '../../login/session.js';
-import { requireSecondFactor } from '../../mfa/login-step.js';
-import { mfaRequired } from '../../mfa/policy.js';
+import { requireSecondFactor, secondFactorDue } from '../../mfa/login-step.js';
 import { createLoginTransaction, finishLoginTransaction, type LoginTransaction } from '../../login/transactions.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
@@ -75,9 +74,10 @@ export async function continueAuthorization(httpRequest: FastifyRequest, reply: 
     }
 
     // A session from a first factor alone (a signup, a passwordless code, a login ticket, or one started before
-    // the policy changed) owes the second factor the policy requires before it can authorize anything.
+    // the policy changed) owes the second factor the policy requires before it can authorize anything; so does
+    // any session without one when the application asks for it (acr_values, step-up: mfa/policy.ts).
     const amr = sessionAmr(active.session);
-    if (mfaRequired(tenant) && !amr.includes('mfa')) {
+    if (!amr.includes('mfa') && (await secondFactorDue(httpRequest, services, tenant, active.user.user_id, request.acrValues))) {
       if (request.prompt.includes('none')) throw new InteractionRequired('Multifactor authentication required');
       const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
       await requireSecondFactor(services, tenant.id, active.user.user_id, transaction.id, amr);

@@ -52,6 +52,7 @@ export const AUTHORIZE_PARAMETERS: Record<string, string> = {
   code_challenge_method: '`S256`',
   prompt: '`none`, `login` or `consent` (space-separated)',
   max_age: 'Seconds since the last login after which the user logs in again',
+  acr_values: '`http://schemas.openid.net/pape/policies/2007/06/multi-factor` asks for a second factor now (step-up), even from a session that had none; the ID token then has that `acr` and `mfa` in `amr`',
   login_hint: 'Pre-fills the login page',
   screen_hint: '`signup` opens the signup page',
   connection: 'The connection to log in with',

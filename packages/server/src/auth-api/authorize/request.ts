@@ -21,6 +21,8 @@ export interface AuthorizationRequest {
   prompt: Prompt[];
   /** Seconds. */
   maxAge?: number;
+  /** `acr_values`, in the order asked; the multi-factor one asks for a second factor now (step-up). */
+  acrValues?: string[];
   loginHint?: string;
   screenHint?: 'signup';
   connection?: string;

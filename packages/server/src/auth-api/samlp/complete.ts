@@ -11,8 +11,7 @@ import { sendHostedPage } from '../../login/hosted-page.js';
 import { renderFormPost } from '../../login/pages/form-post.js';
 import { currentSession, sessionAmr } from '../../login/session.js';
 import { createLoginTransaction, finishLoginTransaction, type LoginTransaction } from '../../login/transactions.js';
-import { requireSecondFactor } from '../../mfa/login-step.js';
-import { mfaRequired } from '../../mfa/policy.js';
+import { requireSecondFactor, secondFactorDue } from '../../mfa/login-step.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import { recordSamlParticipant } from '../../store/saml-sessions.js';
@@ -65,7 +64,7 @@ export async function continueSamlSignIn(httpRequest: FastifyRequest, reply: Fas
     return reply.redirect(`${LOGIN_PATH}?state=${transaction.id}`, redirectStatus);
   }
   const amr = sessionAmr(active.session);
-  if (mfaRequired(tenant) && !amr.includes('mfa')) {
+  if (!amr.includes('mfa') && (await secondFactorDue(httpRequest, services, tenant, active.user.user_id, undefined))) {
     const transaction = continuation.transaction ?? (await createLoginTransaction(httpRequest, reply, services, request));
     await requireSecondFactor(services, tenant.id, active.user.user_id, transaction.id, amr);
     return reply.redirect(`${MFA_PATH}?state=${transaction.id}`, redirectStatus);

@@ -57,6 +57,7 @@ export function userClaims(user: ClaimSource, scopes: ReadonlySet<string> | read
 
 /** Every claim an ID token or /userinfo may carry (discovery's `claims_supported`). */
 export const ID_TOKEN_CLAIMS: readonly string[] = [
+  'acr',
   'amr',
   'aud',
   'auth_time',

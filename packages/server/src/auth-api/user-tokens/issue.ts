@@ -15,6 +15,7 @@ import { binding, requireProofForApi } from '../sender-constraint.js';
 import type { TokenResponse } from '../token/types.js';
 import { confirmationOf, type IssuedUserTokens, type UserAuthorization } from './authorization.js';
 import { userClaims } from './claims.js';
+import { acrOf } from '../../mfa/policy.js';
 import { createRefreshToken, newFamilyId, type FamilyPlacement } from './refresh-tokens.js';
 import { managementAudience } from '../../tenancy/bootstrap.js';
 import { userinfoAudience, userPermissions } from './scopes.js';
@@ -120,6 +121,8 @@ export async function issueWithPlan(
         ...userClaims(user, scopes),
         auth_time: authorization.authTime,
         ...(authorization.amr !== undefined && { amr: authorization.amr }),
+        // `acr` follows from how the session authenticated: the multi-factor class once a second factor was given.
+        ...(authorization.amr !== undefined && acrOf(authorization.amr) !== undefined && { acr: acrOf(authorization.amr) }),
         ...(authorization.nonce !== undefined && { nonce: authorization.nonce }),
         ...(authorization.sessionId !== undefined && { sid: authorization.sessionId }),
         ...(accessToken && { at_hash: leftHalfHash(await accessToken) }),

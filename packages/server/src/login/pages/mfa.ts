@@ -12,6 +12,14 @@ interface MfaForm {
   csrfToken: string;
   transaction: string;
   error?: string;
+  /** "Remember this browser", where the tenant offers it (Guardian settings), ticked or not to start with. */
+  remember?: { checked: boolean; days: number };
+}
+
+/** The reference's `rememberBrowser` field: on a form that finishes the step, never on enrollment. */
+function rememberField(view: MfaForm) {
+  if (!view.remember) return '';
+  return html`<div class="remember"><input id="rememberBrowser" name="rememberBrowser" type="checkbox" value="true"${view.remember.checked ? raw(' checked') : ''}><label for="rememberBrowser">Remember this browser for ${view.remember.days === 1 ? '1 day' : `${view.remember.days} days`}</label></div>`;
 }
 
 /** Groups of four, as authenticator apps print secrets: easier to copy by hand. */
@@ -52,7 +60,7 @@ export function renderMfaWebauthnChallengePage(ctx: PageContext, view: MfaForm &
   const content = html`<h1>Verify your identity</h1>
 <p class="lead">Use your security key or this device’s fingerprint, face or screen lock.</p>
 ${alert('error', view.error)}
-${webauthnForm({ ...view, mode: 'authenticate', options: view.options, button: 'Use security key or device', primary: true })}
+${webauthnForm({ ...view, mode: 'authenticate', options: view.options, button: 'Use security key or device', primary: true, extra: rememberField(view) })}
 ${view.otpUrl ? html`<p class="switch"><a href="${view.otpUrl}">Use your authenticator app</a></p>` : ''}
 ${view.emailUrl ? html`<p class="switch"><a href="${view.emailUrl}">Email me a code instead</a></p>` : ''}
 ${view.recoveryCodeUrl ? html`<p class="switch"><a href="${view.recoveryCodeUrl}">Use your recovery code</a></p>` : ''}`;
@@ -77,6 +85,7 @@ ${formGuards(view.csrfToken, view.transaction)}
 <label for="email_code">Code from the email</label>
 <input id="email_code" name="email_code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus>
 </div>
+${rememberField(view)}
 <div class="actions"><button class="button button-primary" type="submit">Continue</button></div>
 </form>` : ''}
 ${send}
@@ -91,6 +100,7 @@ ${formGuards(view.csrfToken, view.transaction)}
 <label for="code">6-digit code</label>
 <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus>
 </div>
+${rememberField(view)}
 <div class="actions"><button class="button button-primary" type="submit">${submit}</button></div>
 </form>`;
 }
@@ -129,6 +139,7 @@ ${alert('error', view.error)}
 <form method="post" action="${view.action}">
 ${formGuards(view.csrfToken, view.transaction)}
 <input type="hidden" name="saved" value="yes">
+${rememberField(view)}
 <div class="actions"><button class="button button-primary" type="submit">I have saved it, continue</button></div>
 </form>`;
   return renderDocument(ctx, { title: 'Save your recovery code', content });

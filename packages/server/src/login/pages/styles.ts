@@ -142,6 +142,9 @@ a:hover { text-decoration: underline; text-underline-offset: 2px; }
 form { margin: 0; }
 
 .field { margin-bottom: 18px; }
+.remember { display: flex; gap: 8px; align-items: center; margin: 0 0 18px; font-size: 14px; }
+.remember label { margin: 0; font-weight: 400; }
+.remember input { width: 18px; height: 18px; margin: 0; accent-color: var(--primary, #3b5bdb); }
 
 label {
   display: block;

@@ -26,6 +26,8 @@ export interface WebauthnFormView {
   primary?: boolean;
   /** Hidden fields the form posts besides the answer. */
   fields?: Record<string, string>;
+  /** More of the form, above its button (the MFA step's "Remember this browser"). */
+  extra?: SafeHtml | string;
 }
 
 export function webauthnForm(view: WebauthnFormView): SafeHtml {
@@ -35,7 +37,7 @@ export function webauthnForm(view: WebauthnFormView): SafeHtml {
 ${formGuards(view.csrfToken, view.transaction)}${fields}
 <input type="hidden" name="webauthn_response" value="">
 <p class="webauthn-status" id="webauthn-status" role="alert" hidden data-failed="That did not work: the passkey or security key was not used, or is not registered here. Try again, or use another way." data-unsupported="This browser cannot use passkeys or security keys."></p>
-<div class="actions"><button class="button ${view.primary ? 'button-primary' : 'button-secondary'}" type="button" data-webauthn-start>${view.button}</button></div>
+${view.extra ?? ''}<div class="actions"><button class="button ${view.primary ? 'button-primary' : 'button-secondary'}" type="button" data-webauthn-start>${view.button}</button></div>
 </form>
 <script src="${ASSET_URLS.webauthnBrowser}" defer></script>
 <script src="${ASSET_URLS.webauthn}" defer></script>`;

@@ -25,6 +25,7 @@ import * as webauthn from './0024_webauthn.js';
 import * as federation from './0025_federation.js';
 import * as logStreams from './0026_log_streams.js';
 import * as consoleSetupLinks from './0027_console_setup_links.js';
+import * as rememberedBrowsers from './0029_remembered_browsers.js';
 import * as samlAssertionIds from './0030_saml_assertion_ids.js';
 import * as samlSessions from './0031_saml_sessions.js';
 import * as backchannelLogout from './0032_backchannel_logout.js';
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '0025_federation': federation,
   '0026_log_streams': logStreams,
   '0027_console_setup_links': consoleSetupLinks,
+  '0029_remembered_browsers': rememberedBrowsers,
   '0030_saml_assertion_ids': samlAssertionIds,
   '0031_saml_sessions': samlSessions,
   '0032_backchannel_logout': backchannelLogout,

@@ -12,6 +12,7 @@ import type { Services } from '../../../services.js';
 import type { Client } from '../../../store/clients.js';
 import type { Tenant } from '../../../store/tenants.js';
 import type { AuthorizationRequest, RawParameters } from '../request.js';
+import { checkAcrValues } from './acr-values.js';
 import { checkClient } from './client.js';
 import { clientOf, type AuthorizeCheck, type CheckContext, type CheckEndpoint } from './context.js';
 import { checkConnection } from './connection.js';
@@ -48,6 +49,7 @@ const TABLE: readonly (readonly [AuthorizeCheck, authorize: boolean, par: boolea
   [checkPkce,                 X,          X, 'after'],
   [checkFapiProfile,          X,          X, 'after'],
   [checkPrompt,               X,          X, 'after'],
+  [checkAcrValues,            X,          X, 'after'],
   [checkConnection,           X,          X, 'after'],
 ];
 
