@@ -206,6 +206,9 @@ async function completedExport(f: Pick<Fixtures, 'test' | 'token'>): Promise<Fix
 /** Concrete values for a path template's parameters, from the fixtures. */
 export function fillPath(template: string, f: Fixtures): string {
   const values: Record<string, string> = {
+    // First, so that a not-offered path under a real resource (/connections/{id}/directory-provisioning) keeps
+    // that resource's id from the fixtures below.
+    ...notOfferedPathValues(),
     '/api/v2/resource-servers/{id}': f.rs.id,
     '/api/v2/connections/{id}': f.connection.id,
     '/api/v2/users/{id}': f.user.user_id,
@@ -245,7 +248,6 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/email-templates/{templateName}': 'reset_email',
     '/jobs/{id}': f.exportJob.id,
     '/jobs/{id}/{file}': f.exportJob.download.pathname.split('/').pop()!,
-    ...notOfferedPathValues(),
     '/api/v2/prompts/{prompt}': 'login',
     '/api/v2/prompts/{prompt}/custom-text/{language}': 'en',
   };
