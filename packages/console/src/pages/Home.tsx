@@ -13,7 +13,7 @@ const auth0 = await createAuth0Client({
   return (
     <>
       <h1>{config.tenantName}</h1>
-      <p className="lead">Run this tenant: its applications, users and event streams, through the Management API.</p>
+      <p className="lead">Run this tenant: its applications, APIs, users and event streams, through the Management API.</p>
       <dl className="facts">
         <div>
           <dt>Domain</dt>
@@ -43,7 +43,7 @@ const auth0 = await createAuth0Client({
           <li>Add your app's address to its allowed callback URLs, logout URLs and web origins.</li>
           <li>Construct the client with its client id:</li>
         </ol>
-        <pre>
+        <pre tabIndex={0}>
           <code>{snippet}</code>
         </pre>
       </section>
