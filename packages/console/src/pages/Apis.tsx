@@ -124,14 +124,14 @@ export function Apis({ api }: { api: ManagementApi }) {
         <tbody>
           {list.data?.items.map((rs) => (
             <tr key={rs.id}>
-              <td>
+              <td data-label="Name">
                 <a href={href('apis', rs.id)}>{rs.name}</a>
                 {rs.is_system && <span className="badge"> System</span>}
               </td>
-              <td>
+              <td data-label="Identifier">
                 <code>{rs.identifier}</code>
               </td>
-              <td>{rs.scopes.length}</td>
+              <td data-label="Scopes">{rs.scopes.length}</td>
             </tr>
           ))}
         </tbody>

@@ -49,11 +49,8 @@ function MachineQuickStart({ api, app, domain, secret }: { api: ManagementApi; a
       setError(messageOf(err));
     }
   };
-  const curl = [
-    `curl --request POST '${domain}/oauth/token' \\`,
-    `  --header 'content-type: application/json' \\`,
-    `  --data '${JSON.stringify({ grant_type: 'client_credentials', client_id: app.client_id, client_secret: secret ?? '<the client secret>', audience: shown })}'`,
-  ].join('\n');
+  const body = JSON.stringify({ grant_type: 'client_credentials', client_id: app.client_id, client_secret: secret ?? '<the client secret>', audience: shown }, null, 2);
+  const curl = [`curl --request POST '${domain}/oauth/token' \\`, `  --header 'content-type: application/json' \\`, `  --data '${body.replace(/\n/g, '\n  ')}'`].join('\n');
   return (
     <section className="card" aria-labelledby="quick-start">
       <h2 id="quick-start">Quick start: call an API from a service</h2>
@@ -203,10 +200,14 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
           <label htmlFor="name">Name</label>
           <input id="name" required maxLength={128} value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
         </div>
+        {app.app_type !== 'non_interactive' && (
+          <>
         <UrlList id="callbacks" label="Allowed callback URLs" hint="One a line. Where the login may send the browser back with the result." value={draft.callbacks} onChange={set('callbacks')} />
         <UrlList id="logout-urls" label="Allowed logout URLs" hint="One a line. Where /v2/logout may return to." value={draft.allowed_logout_urls} onChange={set('allowed_logout_urls')} />
         <UrlList id="web-origins" label="Allowed web origins" hint="One a line (scheme://host:port). Silent sign-in and web_message answer these." value={draft.web_origins} onChange={set('web_origins')} />
         <UrlList id="allowed-origins" label="Allowed origins (CORS)" hint="One a line. Browsers on these origins may call the authentication API." value={draft.allowed_origins} onChange={set('allowed_origins')} />
+          </>
+        )}
         <ErrorNotice message={error} />
         {saved && <Notice>Saved.</Notice>}
         <div className="actions">

@@ -126,11 +126,11 @@ export function Applications({ api }: { api: ManagementApi }) {
         <tbody>
           {list.data?.items.map((app) => (
             <tr key={app.client_id}>
-              <td>
+              <td data-label="Name">
                 <a href={href('applications', app.client_id)}>{app.name}</a>
               </td>
-              <td>{APP_TYPES[app.app_type ?? '']?.label ?? app.app_type ?? '—'}</td>
-              <td>
+              <td data-label="Type">{APP_TYPES[app.app_type ?? '']?.label ?? app.app_type ?? '—'}</td>
+              <td data-label="Client ID">
                 <code>{app.client_id}</code>
               </td>
             </tr>

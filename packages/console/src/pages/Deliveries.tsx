@@ -72,15 +72,15 @@ export function StreamDeliveries({ api, stream, heading }: { api: ManagementApi;
                 const last = d.attempts[d.attempts.length - 1];
                 return (
                   <tr key={d.id}>
-                    <td>
+                    <td data-label="Event">
                       {d.event_type}
                       <br />
                       <code className="muted">{d.id}</code>
                     </td>
-                    <td>
+                    <td data-label="Last attempt">
                       {last ? new Date(last.timestamp).toLocaleString() : '—'} ({d.attempts.length} attempt{d.attempts.length === 1 ? '' : 's'})
                     </td>
-                    <td>{last?.error_message ?? '—'}</td>
+                    <td data-label="Error">{last?.error_message ?? '—'}</td>
                     <td>
                       <button type="button" onClick={() => redeliver(d)}>
                         Redeliver

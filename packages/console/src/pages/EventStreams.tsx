@@ -137,13 +137,13 @@ export function EventStreams({ api }: { api: ManagementApi }) {
         <tbody>
           {streams.data?.eventStreams.map((s) => (
             <tr key={s.id}>
-              <td>
+              <td data-label="Name">
                 <a href={href('event-streams', s.id)}>{s.name}</a>
               </td>
-              <td>
+              <td data-label="Webhook">
                 <code>{s.destination?.configuration?.webhook_endpoint ?? '—'}</code>
               </td>
-              <td>{s.status === 'enabled' ? <span className="badge">Enabled</span> : <span className="badge problem">{s.status}</span>}</td>
+              <td data-label="Status">{s.status === 'enabled' ? <span className="badge">Enabled</span> : <span className="badge problem">{s.status}</span>}</td>
             </tr>
           ))}
         </tbody>
@@ -196,6 +196,10 @@ function StatsChart({ stats }: { stats: Stats }) {
           );
         })}
       </svg>
+      <div className="axis" aria-hidden="true">
+        <span>24 h ago</span>
+        <span>now</span>
+      </div>
       <figcaption>
         {summary} <span className="legend ok">Delivered</span> <span className="legend bad">Failed</span>
       </figcaption>

@@ -47,6 +47,24 @@ const auth0 = await createAuth0Client({
           <code>{snippet}</code>
         </pre>
       </section>
+      <section className="card" aria-labelledby="start-m2m">
+        <h2 id="start-m2m">Call an API from a service</h2>
+        <ol>
+          <li>
+            <a href={href('apis')}>Create an API</a> with its identifier and scopes.
+          </li>
+          <li>
+            <a href={href('applications')}>Create an application</a> of type “Machine to machine”.
+          </li>
+          <li>On its page, authorize it for the API; the page shows the curl that gets a token.</li>
+        </ol>
+      </section>
+      <section className="card" aria-labelledby="start-events">
+        <h2 id="start-events">Hear about changes</h2>
+        <p>
+          <a href={href('event-streams')}>Create an event stream</a> to your webhook, send it a test event, and watch its deliveries.
+        </p>
+      </section>
     </>
   );
 }

@@ -248,7 +248,7 @@ describe('admin console in Chromium', () => {
     // The curl shown, run as is (its JSON body), gets a token for the API with the API's scopes.
     const curl = await page.getByTestId('curl').innerText();
     expect(curl).toContain(`${server.url}/oauth/token`);
-    const body = JSON.parse(/--data '(.*)'/.exec(curl)![1]!) as Record<string, string>;
+    const body = JSON.parse(/--data '([^']*)'/.exec(curl)![1]!) as Record<string, string>;
     expect(body).toEqual({ grant_type: 'client_credentials', client_id: m2mId, client_secret: secret, audience: ORDERS_API });
     const tokenResponse = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(tokenResponse.status).toBe(200);
