@@ -283,12 +283,22 @@ describe('admin console in Chromium', () => {
     received.accept = false;
     await page.getByRole('button', { name: 'Send test event' }).click();
     await page.getByTestId('test-record').filter({ hasText: 'Not delivered.' }).filter({ hasText: '400' }).waitFor();
+    inaccessible.push(...(await lookAt(page, 'event-stream-test')));
 
   });
 
-  it('finds a user by email and blocks them; their login is refused', async () => {
+  it('creates a user; finds one by email and blocks them; their login is refused', async () => {
     photographOnFailure();
     // Users: find one by email, block them (confirmed in a dialog); their login is refused.
+    await nav().getByRole('link', { name: 'Users' }).click();
+    // Created here, in the database connection (the first, and only, one).
+    await page.getByText('Create a user').click();
+    await page.getByLabel('Email', { exact: true }).fill('made.here@example.com');
+    await page.getByLabel('Password', { exact: true }).fill(USER_PASSWORD);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('heading', { name: 'made.here@example.com' }).waitFor();
+    const made = (await (await management(server, 'GET', `/users-by-email?${new URLSearchParams({ email: 'made.here@example.com' })}`)).json()) as { identities: { connection: string }[] }[];
+    expect(made.map((u) => u.identities[0]?.connection)).toEqual(['Username-Password-Authentication']);
     await nav().getByRole('link', { name: 'Users' }).click();
     await page.getByLabel('Search').fill('email:"blockable.person@example.com"');
     await page.getByRole('button', { name: 'Search' }).click();
