@@ -69,7 +69,7 @@ function CreateApi({ api }: { api: ManagementApi }) {
   return (
     <form className="card" onSubmit={submit} aria-labelledby="create-api">
       <h2 id="create-api">Create an API</h2>
-      <div className="row">
+      <div className="row top">
         <div className="field grow">
           <label htmlFor="api-name">Name</label>
           <input id="api-name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
@@ -126,7 +126,12 @@ export function Apis({ api }: { api: ManagementApi }) {
             <tr key={rs.id}>
               <td data-label="Name">
                 <a href={href('apis', rs.id)}>{rs.name}</a>
-                {rs.is_system && <span className="badge"> System</span>}
+                {rs.is_system && (
+                  <>
+                    {' '}
+                    <span className="badge">System</span>
+                  </>
+                )}
               </td>
               <td data-label="Identifier">
                 <code>{rs.identifier}</code>
