@@ -21,7 +21,7 @@ import { registerJwks } from './auth-api/jwks.js';
 import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerLoginCallback } from './auth-api/login-callback.js';
-import { registerUnblockPage } from './protection/block-notice.js';
+import { registerUnblockPage } from './login/unblock-page.js';
 import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';

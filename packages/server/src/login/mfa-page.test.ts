@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
+import { openBody } from '../messaging/email-outbox.js';
 import { generate } from 'otplib';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -230,6 +231,36 @@ describe('MFA on the hosted login (Chromium)', () => {
       const replayed = await again.submitExpectingPage(next.form.action, { ...next.form.fields, email_code: code });
       expect(replayed.status).toBe(400);
     } finally {
+      await api('PUT', '/guardian/factors/email', { enabled: false });
+    }
+  });
+
+  it('words the emailed code with the tenant’s mfa_oob_code template ({{ code }}), and says codes by email are not available while it is disabled', async () => {
+    expect((await api('PUT', '/guardian/factors/email', { enabled: true })).status).toBe(200);
+    expect((await api('PATCH', `/users/${encodeURIComponent(userId)}`, { email_verified: true })).status).toBe(200);
+    const saved = await api('PUT', '/email-templates/mfa_oob_code', { enabled: true, subject: 'Sign-in code {{ code }}', body: '<p>Dear {{ user.email }}, type [{{ code }}].</p>' });
+    expect(saved.status).toBe(200);
+    expect((await api('PATCH', '/email-templates/mfa_oob_code', { resultUrl: 'https://app.example/' })).status).toBe(400);
+    try {
+      const http = new TestBrowser();
+      const { form } = await passwordStep(http);
+      expect((await http.submitExpectingPage(form.action, { ...form.fields, send_email_code: 'yes' })).status).toBe(200);
+      const mail = await mailTo(test, email, (text) => text.includes('Sign-in code'));
+      const code = /Sign-in code (\d{6})/.exec(mail)![1]!;
+      const { store, sealer } = test.server.prepared;
+      const sent = await store.db.selectFrom('email_outbox').select(['id', 'body_sealed']).where('subject', '=', `Sign-in code ${code}`).executeTakeFirstOrThrow();
+      expect(openBody(sealer, sent)!.html).toBe(`<p>Dear ${email}, type [${code}].</p>`);
+      const done = await http.submit(form.action, { ...form.fields, email_code: code });
+      expect(done instanceof URL && done.href.startsWith(CALLBACK)).toBe(true);
+
+      expect((await api('PATCH', '/email-templates/mfa_oob_code', { enabled: false })).status).toBe(200);
+      const other = new TestBrowser();
+      const next = await passwordStep(other);
+      const refused = await other.submitExpectingPage(next.form.action, { ...next.form.fields, send_email_code: 'yes' });
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toContain('Codes by email are not available');
+    } finally {
+      await test.server.prepared.store.db.deleteFrom('email_templates').where('template', '=', 'mfa_oob_code').execute();
       await api('PUT', '/guardian/factors/email', { enabled: false });
     }
   });

@@ -1,5 +1,5 @@
 /**
- * The "Redirect To" of the verify_email and reset_email templates (`resultUrl`): where the browser goes once the
+ * The "Redirect To" of the verify_email, reset_email and blocked_account templates (`resultUrl`): where the browser goes once the
  * emailed link has done its work, instead of the hosted message page. As the reference, the URL gets `success`
  * (true or false) and `message` (the reference's words, which applications match on), and the user's `email` when
  * the template says so (`includeEmailInRedirect`).
@@ -14,6 +14,9 @@ export const RESULT_MESSAGES = {
   expired: 'Access expired.',
   invalid: 'User account does not exist or verification code is invalid.',
   passwordChanged: 'You can now login to the application with the new password.',
+  // The unblock link's outcomes: our words, as the reference documents none for it.
+  unblocked: 'Your account is unblocked. You can log in again.',
+  invalidUnblock: 'The unblock link is not valid, has already been used, or has expired.',
 } as const;
 
 /** Redirects to the template's result URL with the outcome; undefined when the template has none. */

@@ -10,8 +10,11 @@
  * login/result-redirect.ts) and `includeEmailInRedirect` (the user's `email` added to it; false unless set, so
  * an address leaves only where the tenant asked).
  *
- * Only the emails this server sends can be edited: verify_email and reset_email. The reference's other names
- * read as 404 and are refused on write with 501 (not offered): storing them would pretend they are sent.
+ * Only the emails this server sends can be edited: verify_email, reset_email, blocked_account (the brute-force
+ * notice, whose `url` lifts the block) and mfa_oob_code (the email factor's code, as `code`). The reference's
+ * other names read as 404 and are refused on write with 501 (not offered): storing them would pretend they are
+ * sent. A link setting an email has no use for (the unblock link lasts as long as the block; a code email has
+ * no link) is refused rather than stored unused.
  */
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { Conflict, InvalidInput, NotFound, NotOffered } from '../http/errors.js';
@@ -80,9 +83,19 @@ class TemplateNotFound extends NotFound {
   }
 }
 
+/** Link settings each email has no use for. */
+const UNUSED_SETTINGS: Partial<Record<string, readonly (keyof Input)[]>> = {
+  blocked_account: ['urlLifetimeInSeconds'],
+  mfa_oob_code: ['urlLifetimeInSeconds', 'resultUrl', 'includeEmailInRedirect'],
+};
+
 /** The stored row after applying `input` to `base` (undefined: a new template), checked. */
 async function merged(tenantId: string, name: string, input: Input, base: EmailTemplateRow | undefined): Promise<EmailTemplateRow> {
   if (input.template !== undefined && input.template !== name) throw new InvalidInput('body', `template: ${input.template} does not match the path (${name})`);
+  for (const setting of UNUSED_SETTINGS[name] ?? []) {
+    const value = input[setting];
+    if (value !== undefined && value !== null && value !== false) throw new InvalidInput('body', `${setting}: the ${name} email has no use for it`);
+  }
   for (const [field, source] of [['body', input.body], ['subject', input.subject], ['from', input.from]] as const) {
     if (typeof source !== 'string') continue;
     const problem = await templateProblem(source);

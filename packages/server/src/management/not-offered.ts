@@ -217,7 +217,7 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
   {
     // The factors list, one factor's switch and the policies are mfa/ (management/guardian.ts).
     feature: 'SMS, phone and push MFA factors',
-    why: 'the second factors offered are TOTP and recovery codes, which need no provider or message templates',
+    why: 'the second factors offered are TOTP, WebAuthn, email codes and recovery codes, which need no SMS or push provider',
     readScope: 'read:guardian_factors',
     writeScope: { update: 'update:guardian_factors' },
     reads: [
@@ -239,6 +239,69 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { method: 'PUT', path: '/guardian/factors/phone/templates' },
       { method: 'PUT', path: '/guardian/factors/phone/message-types' },
       { method: 'PUT', path: '/guardian/factors/phone/selected-provider' },
+    ],
+  },
+  {
+    feature: 'User attribute profiles',
+    why: 'attribute maps for the reference’s self-service SSO and My Organization; a connection maps its own claims',
+    readScope: 'read:user_attribute_profiles',
+    writeScope: { create: 'create:user_attribute_profiles', update: 'update:user_attribute_profiles', delete: 'delete:user_attribute_profiles' },
+    reads: [{ path: '/user-attribute-profiles', shape: { paging: 'object', key: 'user_attribute_profiles' } }],
+    writes: [
+      { method: 'POST', path: '/user-attribute-profiles' },
+      { method: 'PATCH', path: '/user-attribute-profiles/:id' },
+      { method: 'DELETE', path: '/user-attribute-profiles/:id' },
+    ],
+  },
+  {
+    feature: 'Connection profiles',
+    why: 'connection templates for the reference’s self-service SSO and My Organization',
+    readScope: 'read:connection_profiles',
+    writeScope: { create: 'create:connection_profiles', update: 'update:connection_profiles', delete: 'delete:connection_profiles' },
+    reads: [{ path: '/connection-profiles', shape: { paging: 'object', key: 'connection_profiles' } }],
+    writes: [
+      { method: 'POST', path: '/connection-profiles' },
+      { method: 'PATCH', path: '/connection-profiles/:id' },
+      { method: 'DELETE', path: '/connection-profiles/:id' },
+    ],
+  },
+  {
+    feature: 'Directory provisioning',
+    why: 'inbound user sync from a Google Workspace directory; users arrive here at login, by the Management API or by import jobs',
+    readScope: 'read:directory_provisionings',
+    writeScope: { create: 'create:directory_provisionings', update: 'update:directory_provisionings', delete: 'delete:directory_provisionings' },
+    reads: [
+      { path: '/connections-directory-provisionings', shape: { paging: 'object', key: 'directory_provisionings' } },
+      { path: '/connections/:id/directory-provisioning', shape: { paging: 'none' } },
+    ],
+    writes: [
+      { method: 'POST', path: '/connections/:id/directory-provisioning' },
+      { method: 'PATCH', path: '/connections/:id/directory-provisioning' },
+      { method: 'DELETE', path: '/connections/:id/directory-provisioning' },
+    ],
+  },
+  {
+    feature: 'Organization discovery domains',
+    why: 'choosing the organization by the email domain at the reference’s login; here home-realm discovery picks a connection by domain (connection options.domain_aliases)',
+    readScope: 'read:organization_discovery_domains',
+    writeScope: { create: 'create:organization_discovery_domains', update: 'update:organization_discovery_domains', delete: 'delete:organization_discovery_domains' },
+    reads: [{ path: '/organizations/:id/discovery-domains', shape: { paging: 'object', key: 'domains' } }],
+    writes: [
+      { method: 'POST', path: '/organizations/:id/discovery-domains' },
+      { method: 'PATCH', path: '/organizations/:id/discovery-domains/:domainId' },
+      { method: 'DELETE', path: '/organizations/:id/discovery-domains/:domainId' },
+    ],
+  },
+  {
+    // The catalogue has no scope of its own for these: the organization's own scopes guard them.
+    feature: 'Organization applications',
+    why: 'applications owned by an organization; here an application’s organization_usage and the organization’s client grants say who signs in where',
+    readScope: 'read:organizations',
+    writeScope: { create: 'update:organizations', delete: 'update:organizations' },
+    reads: [{ path: '/organizations/:id/clients', shape: { paging: 'object', key: 'clients' } }],
+    writes: [
+      { method: 'POST', path: '/organizations/:id/clients' },
+      { method: 'DELETE', path: '/organizations/:id/clients' },
     ],
   },
 ];

@@ -19,7 +19,7 @@ import type { User } from '../store/users.js';
 import type { EmailContent } from './templates.js';
 
 /** The emails this server sends, by the reference's template names. */
-export const SENT_TEMPLATES = ['verify_email', 'reset_email'] as const;
+export const SENT_TEMPLATES = ['verify_email', 'reset_email', 'blocked_account', 'mfa_oob_code'] as const;
 export type SentTemplate = (typeof SENT_TEMPLATES)[number];
 
 /** The reference's other template names: emails this server does not send (a write is refused as not offered). */
@@ -27,10 +27,8 @@ export const UNSENT_TEMPLATES = [
   'verify_email_by_code',
   'reset_email_by_code',
   'welcome_email',
-  'blocked_account',
   'stolen_credentials',
   'enrollment_email',
-  'mfa_oob_code',
   'user_invitation',
   'change_password',
   'password_reset',
@@ -51,9 +49,13 @@ const engine = new Liquid({
   memoryLimit: 10_000_000,
 });
 
-/** What a template may use: `url`, `user`, `tenant`, `friendly_name`, `application`, as the reference names them. */
+/**
+ * What a template may use: `url`, `user`, `tenant`, `friendly_name`, `application`, as the reference names them;
+ * `code` in mfa_oob_code (the one-time code; that email has no link, so `url` is empty there).
+ */
 export interface TemplateVariables {
   url: string;
+  code?: string;
   user: Record<string, unknown>;
   tenant: string;
   friendly_name: string;
@@ -83,6 +85,7 @@ const SAMPLE: TemplateVariables = {
   tenant: 'sample',
   friendly_name: 'Sample',
   application: { name: 'Sample app', clientID: 'sample' },
+  code: '123456',
 };
 
 /** Why a template source cannot be used (parse error, or a failed trial render), or undefined when it can. */
@@ -115,8 +118,8 @@ export async function composeEmail(
     const html = await renderTemplate(template.body, variables);
     const subject = template.subject ? (await renderTemplate(template.subject, variables)).trim() : builtIn.subject;
     const from = template.from_address ? (await renderTemplate(template.from_address, variables)).trim() : undefined;
-    // The plain-text part: the subject and the link, which is what a text-only reader needs.
-    const text = `${subject}\n\n${variables.url}\n`;
+    // The plain-text part: the subject and the link (or the code), which is what a text-only reader needs.
+    const text = `${subject}\n\n${variables.code ?? variables.url}\n`;
     return { subject: subject || builtIn.subject, html, text, ...(from && { from }) };
   } catch {
     return builtIn;

@@ -118,6 +118,47 @@ describe.each(stores)('attack protection over HTTP (counters in %s)', (store) =>
     expect((await fetch(`${server.url}/u/unblock?ticket=${encodeURIComponent(ticket)}`)).status).toBe(400); // single use
   });
 
+  it('words the notice with the tenant’s blocked_account template, sends the link’s outcome to its resultUrl, and sends nothing while it is disabled', async () => {
+    const saved = await management('PUT', '/email-templates/blocked_account', {
+      syntax: 'liquid',
+      enabled: true,
+      subject: '{{ friendly_name }}: {{ user.email }} is locked',
+      body: '<p>Locked, {{ user.email }}.</p><p><a href="{{ url }}">Let me back in</a></p>',
+      resultUrl: 'https://app.example/unblocked',
+    });
+    expect(saved.status).toBe(200);
+    expect((await management('PATCH', '/email-templates/blocked_account', { urlLifetimeInSeconds: 600 })).status).toBe(400);
+    try {
+      const user = await createUser(server);
+      await failTimes('127.0.0.21', user.email!, 10);
+      await server.server.services.attackProtection.settled();
+      const { store, sealer } = server.server.prepared;
+      const rows = await store.db.selectFrom('email_outbox').select(['id', 'body_sealed', 'subject']).where('recipient', '=', user.email!).execute();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.subject).toMatch(new RegExp(`: ${user.email!.replace(/[.+]/g, '\\$&')} is locked$`));
+      const body = openBody(sealer, rows[0]!)!;
+      expect(body.html).toContain(`<p>Locked, ${user.email}.</p>`);
+      const link = /href="([^"]+\/u\/unblock\?ticket=[^"]+)"/.exec(body.html)?.[1]?.replace(/&amp;/g, '&');
+      expect(link).toBeDefined();
+      const lifted = await fetch(link!, { redirect: 'manual' });
+      expect(lifted.status).toBe(302);
+      const done = new URL(lifted.headers.get('location')!);
+      expect(`${done.origin}${done.pathname}`).toBe('https://app.example/unblocked');
+      expect(done.searchParams.get('success')).toBe('true');
+      expect((await login('127.0.0.21', user.email!, PASSWORD)).status).toBe(200);
+      const spent = new URL((await fetch(link!, { redirect: 'manual' })).headers.get('location')!);
+      expect(spent.searchParams.get('success')).toBe('false');
+
+      expect((await management('PATCH', '/email-templates/blocked_account', { enabled: false })).status).toBe(200);
+      const quiet = await createUser(server);
+      await failTimes('127.0.0.21', quiet.email!, 10);
+      await server.server.services.attackProtection.settled();
+      expect(await store.db.selectFrom('email_outbox').select('id').where('recipient', '=', quiet.email!).execute()).toHaveLength(0);
+    } finally {
+      await server.server.prepared.store.db.deleteFrom('email_templates').where('template', '=', 'blocked_account').execute();
+    }
+  });
+
   it('sends no notice without the user_notification shield, nor for an unknown identifier', async () => {
     await management('PATCH', '/attack-protection/brute-force-protection', { shields: ['block'] });
     try {

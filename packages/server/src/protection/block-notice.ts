@@ -2,22 +2,19 @@
  * The brute-force block notice (shield `user_notification`): an email telling the user their account was
  * blocked from an IP, with a link that lifts that block. The link carries the block's id and expiry sealed with
  * the master key (bound to the tenant), so nothing new is stored; it works once, since lifting deletes the row,
- * and never after the block would have expired anyway.
+ * and never after the block would have expired anyway. The tenant's blocked_account template, when saved,
+ * gives the words (its `url` is the link) or, disabled, stops the notice. The link's page is
+ * login/unblock-page.ts.
  */
-import type { FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
 import { SealError, type Sealer } from '../crypto/sealing.js';
-import { sendHostedPage } from '../login/hosted-page.js';
-import { INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from '../login/documentation.js';
-import { htmlPage } from '../http/responses.js';
 import { html } from '../login/pages/html.js';
-import { renderErrorPage, renderMessagePage } from '../login/pages/message.js';
 import { enqueueEmail, isDeliverableAddress } from '../messaging/email-outbox.js';
+import { composeEmail, templateVariables, tenantTemplate } from '../messaging/email-templates.js';
 import { tenantUrl } from '../messaging/templates.js';
-import type { App, Services } from '../services.js';
 import type { Database } from '../store/schema.js';
 import type { Tenant } from '../store/tenants.js';
-import type { UserBlock } from '../store/users.js';
+import { findUser, type UserBlock } from '../store/users.js';
 
 export const UNBLOCK_PATH = '/u/unblock';
 
@@ -63,45 +60,14 @@ ${lines.map((line) => html`<p>${line}</p>`)}
   return { subject, text, html: body };
 }
 
-/** Queues the notice of `block` to `email` (skipped for an address the outbox cannot send to). */
+/** Queues the notice of `block` to `email` (skipped for an address the outbox cannot send to, or while the template is disabled). */
 export async function queueBlockNotice(db: Kysely<Database>, sealer: Sealer, tenant: Tenant, block: UserBlock, email: string): Promise<void> {
   if (!isDeliverableAddress(email)) return;
+  const template = await tenantTemplate(db, tenant.id, 'blocked_account');
+  if (template && !template.enabled) return;
   const link = tenantUrl(tenant, UNBLOCK_PATH, { ticket: unblockTicket(sealer, block) });
-  await enqueueEmail(db, sealer, { tenantId: tenant.id, to: email, ...noticeContent(tenant, block, link) });
-}
-
-/** GET /u/unblock?ticket=…: the notice's link. Lifts that one block and says so; any bad link gets one plain answer. */
-export function registerUnblockPage(app: App, services: Services): void {
-  const invalid = (reply: FastifyReply, tenant: Tenant, requestId: string) =>
-    sendHostedPage(
-      reply,
-      tenant,
-      (context) =>
-        renderErrorPage(context, {
-          title: 'This link does not work',
-          error: 'invalid_ticket',
-          description: 'The unblock link is not valid, has already been used, or has expired. Log in again (the block may be lifted already), or ask the administrator of the application to lift it.',
-          requestId,
-        }),
-      { status: 400 },
-    );
-
-  app.get(UNBLOCK_PATH, {
-    config: { rateLimit: { bucket: 'authorize' } },
-    schema: {
-      tags: PAGE_TAGS,
-      summary: "The block notice's link: lifts that brute-force block",
-      ...TICKET_QUERY,
-      response: { 200: htmlPage('Unblocked'), 400: INVALID_LINK },
-    },
-  }, async (request, reply) => {
-    const { ticket } = request.query as { ticket?: unknown };
-    const blockId = openUnblockTicket(services.sealer, request.tenant.id, ticket);
-    if (!blockId) return invalid(reply, request.tenant, request.id);
-    const lifted = await services.attackProtection.liftBlocks(request.tenant.id, { id: blockId });
-    if (lifted.length === 0) return invalid(reply, request.tenant, request.id);
-    return sendHostedPage(reply, request.tenant, (context) =>
-      renderMessagePage(context, { title: 'Your account is unblocked', message: 'You can log in again. If you did not make the failed attempts, consider changing your password.' }),
-    );
-  });
+  const builtIn = noticeContent(tenant, block, link);
+  const user = template && block.user_id ? await findUser(db, tenant.id, block.user_id) : undefined;
+  const content = user ? await composeEmail(template, templateVariables(tenant, user, link), builtIn) : builtIn;
+  await enqueueEmail(db, sealer, { tenantId: tenant.id, to: email, ...content });
 }

@@ -876,6 +876,15 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   const unblock = new URL(linkWith(await mailTo(test, victim), '/u/unblock'));
   await expectStatus('unblock', get(unblock.pathname + unblock.search), 200);
   await expectStatus('unblock, used', get(unblock.pathname + unblock.search), 400);
+  // With the blocked_account template's resultUrl, the page's outcome goes there instead (here: the used link's).
+  const unblockTenant = test.server.prepared.bootstrap!.tenant.id;
+  const savedAt = Date.now();
+  await saveEmailTemplate(test.server.prepared.store.db, {
+    tenant_id: unblockTenant, template: 'blocked_account', body: '<p>{{ url }}</p>', from_address: null, subject: null, result_url: 'https://app.example/unblocked',
+    url_lifetime_in_seconds: null, include_email_in_redirect: 0, enabled: 1, created_at: savedAt, updated_at: savedAt,
+  });
+  await expectStatus('unblock, used, to the resultUrl', get(unblock.pathname + unblock.search), 302);
+  await test.server.prepared.store.db.deleteFrom('email_templates').where('tenant_id', '=', unblockTenant).execute();
   await expectStatus('co/authenticate, locked', postOrigin(base, { client_id: clientId, credential_type: 'http://auth0.com/oauth/grant-type/password-realm', realm: 'Username-Password-Authentication', username: `${unique('nobody')}@example.com`, password: 'x' }), 403);
 
   // Embedded login: /co/authenticate, then cross-origin verification in a browser without the cookie.
