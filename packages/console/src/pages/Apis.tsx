@@ -69,7 +69,7 @@ function CreateApi({ api }: { api: ManagementApi }) {
   return (
     <form className="card" onSubmit={submit} aria-labelledby="create-api">
       <h2 id="create-api">Create an API</h2>
-      <div className="row top">
+      <div className="row by-label">
         <div className="field grow">
           <label htmlFor="api-name">Name</label>
           <input id="api-name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />

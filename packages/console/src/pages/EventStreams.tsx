@@ -66,7 +66,7 @@ function CreateStream({ api }: { api: ManagementApi }) {
   return (
     <form className="card" onSubmit={submit} aria-labelledby="create-stream">
       <h2 id="create-stream">Create an event stream</h2>
-      <div className="row top">
+      <div className="row by-label">
         <div className="field grow">
           <label htmlFor="stream-name">Name</label>
           <input id="stream-name" required maxLength={128} value={name} onChange={(e) => setName(e.target.value)} />
