@@ -5,7 +5,9 @@ import { signOut, type SignedIn } from './auth.js';
 import type { ConsoleConfig } from './config.js';
 import { ApplicationDetail } from './pages/ApplicationDetail.js';
 import { Applications } from './pages/Applications.js';
+import { ApiDetail, Apis } from './pages/Apis.js';
 import { Deliveries } from './pages/Deliveries.js';
+import { EventStreams, StreamDetail } from './pages/EventStreams.js';
 import { Home } from './pages/Home.js';
 import { NoAccess } from './pages/NoAccess.js';
 import { UserDetail, Users } from './pages/Users.js';
@@ -14,8 +16,9 @@ import { href, useRoute } from './router.js';
 const SECTIONS = [
   { path: '', label: 'Getting started' },
   { path: 'applications', label: 'Applications' },
+  { path: 'apis', label: 'APIs' },
   { path: 'users', label: 'Users' },
-  { path: 'deliveries', label: 'Failed deliveries' },
+  { path: 'event-streams', label: 'Event streams' },
 ];
 
 export function App({ config, session }: { config: ConsoleConfig; session: SignedIn }) {
@@ -24,7 +27,9 @@ export function App({ config, session }: { config: ConsoleConfig; session: Signe
   if (session.permissions.length === 0) return <NoAccess who={session.who} onSignOut={() => void signOut(session.client)} />;
 
   let page;
-  if (section === 'applications') page = id ? <ApplicationDetail api={api} id={id} /> : <Applications api={api} />;
+  if (section === 'applications') page = id ? <ApplicationDetail api={api} id={id} domain={config.domain} /> : <Applications api={api} />;
+  else if (section === 'apis') page = id ? <ApiDetail api={api} id={id} /> : <Apis api={api} />;
+  else if (section === 'event-streams') page = id ? <StreamDetail api={api} id={id} /> : <EventStreams api={api} />;
   else if (section === 'users') page = id ? <UserDetail api={api} id={id} /> : <Users api={api} />;
   else if (section === 'deliveries') page = <Deliveries api={api} />;
   else page = <Home config={config} />;
@@ -40,7 +45,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Signe
           <ul>
             {SECTIONS.map((s) => (
               <li key={s.path}>
-                <a href={href(...(s.path ? [s.path] : []))} aria-current={section === s.path ? 'page' : undefined}>
+                <a href={href(...(s.path ? [s.path] : []))} aria-current={section === s.path || (s.path === 'event-streams' && section === 'deliveries') ? 'page' : undefined}>
                   {s.label}
                 </a>
               </li>

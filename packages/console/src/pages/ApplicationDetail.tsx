@@ -3,7 +3,8 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { href } from '../router.js';
 import { ConfirmButton, ErrorNotice, Notice, SecretOnce, UrlList, urls, useLoad } from '../ui.js';
-import { APP_TYPES, createdSecrets, type Application } from './Applications.js';
+import type { ClientGrant, ResourceServer } from './Apis.js';
+import { APP_TYPES, createdSecrets, listConnections, type Application } from './Applications.js';
 
 interface Draft {
   name: string;
@@ -23,7 +24,114 @@ function draftOf(app: Application): Draft {
   };
 }
 
-export function ApplicationDetail({ api, id }: { api: ManagementApi; id: string }) {
+/**
+ * A machine-to-machine application's quick start: grant it an API (a client grant with all the API's scopes),
+ * then the curl that gets a token with client_credentials, pre-filled with this tenant's values.
+ */
+function MachineQuickStart({ api, app, domain, secret }: { api: ManagementApi; app: Application; domain: string; secret?: string }) {
+  const apis = useLoad(() => api.page<ResourceServer>('/resource-servers', 'resource_servers', 0, 100), []);
+  const grants = useLoad(() => api.page<ClientGrant>('/client-grants', 'client_grants', 0, 100, { client_id: app.client_id }), [app.client_id]);
+  const [audience, setAudience] = useState('');
+  const [error, setError] = useState<string>();
+  const granted = new Set((grants.data?.items ?? []).map((g) => g.audience));
+  const choices = (apis.data?.items ?? []).filter((rs) => !rs.is_system && !granted.has(rs.identifier));
+  const shown = [...granted][0] ?? '<an API identifier>';
+  const grant = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    const rs = choices.find((c) => c.identifier === (audience || choices[0]?.identifier));
+    if (!rs) return;
+    try {
+      await api.request('POST', '/client-grants', { client_id: app.client_id, audience: rs.identifier, scope: rs.scopes.map((s) => s.value) });
+      setAudience('');
+      grants.reload();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  const body = JSON.stringify({ grant_type: 'client_credentials', client_id: app.client_id, client_secret: secret ?? '<the client secret>', audience: shown }, null, 2);
+  const curl = [`curl --request POST '${domain}/oauth/token' \\`, `  --header 'content-type: application/json' \\`, `  --data '${body.replace(/\n/g, '\n  ')}'`].join('\n');
+  return (
+    <section className="card" aria-labelledby="quick-start">
+      <h2 id="quick-start">Quick start: call an API from a service</h2>
+      <ErrorNotice message={apis.error ?? grants.error ?? error} />
+      <h3>1. Authorized APIs</h3>
+      {grants.data && grants.data.items.length === 0 && <p>This application may not get a token for any API yet.</p>}
+      <ul className="plain" aria-label="Authorized APIs">
+        {grants.data?.items.map((g) => (
+          <li key={g.id}>
+            <code>{g.audience}</code> {g.scope.length > 0 && <span className="muted">({g.scope.join(' ')})</span>}
+          </li>
+        ))}
+      </ul>
+      {choices.length > 0 && (
+        <form className="row" onSubmit={grant}>
+          <div className="field grow">
+            <label htmlFor="grant-api">API</label>
+            <select id="grant-api" value={audience || choices[0]?.identifier} onChange={(e) => setAudience(e.target.value)}>
+              {choices.map((rs) => (
+                <option key={rs.id} value={rs.identifier}>
+                  {rs.name} ({rs.identifier})
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="submit" className="primary">
+            Authorize
+          </button>
+        </form>
+      )}
+      {apis.data && choices.length === 0 && granted.size === 0 && (
+        <p>
+          <a href={href('apis')}>Create an API</a> first.
+        </p>
+      )}
+      <h3>2. Get a token</h3>
+      <pre tabIndex={0}>
+        <code data-testid="curl">{curl}</code>
+      </pre>
+      <p className="muted">The answer's access_token goes in the API call's Authorization: Bearer header.</p>
+    </section>
+  );
+}
+
+/** Which connections people may log in to this application with (PATCH /connections/{id}/clients). */
+function AppConnections({ api, app }: { api: ManagementApi; app: Application }) {
+  const connections = useLoad(() => listConnections(api), [app.client_id]);
+  const [error, setError] = useState<string>();
+  const toggle = async (id: string, status: boolean) => {
+    setError(undefined);
+    try {
+      await api.request('PATCH', `/connections/${encodeURIComponent(id)}/clients`, [{ client_id: app.client_id, status }]);
+      connections.reload();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="connections">
+      <h2 id="connections">Connections</h2>
+      <p>How people may log in to this application.</p>
+      <ErrorNotice message={connections.error ?? error} />
+      {connections.data?.length === 0 && <p>This tenant has no connections.</p>}
+      <ul className="plain">
+        {connections.data?.map((c) => {
+          const enabled = c.enabled_clients?.includes(app.client_id) ?? false;
+          return (
+            <li key={c.id}>
+              <label className="check">
+                <input type="checkbox" checked={enabled} onChange={() => void toggle(c.id, !enabled)} />
+                {c.name} <span className="muted">({c.strategy})</span>
+              </label>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
+export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id: string; domain: string }) {
   const loaded = useLoad(() => api.get<Application>(`/clients/${encodeURIComponent(id)}`), [id]);
   const [draft, setDraft] = useState<Draft>();
   const [error, setError] = useState<string>();
@@ -85,16 +193,21 @@ export function ApplicationDetail({ api, id }: { api: ManagementApi; id: string 
         </div>
       </dl>
       {secret && <SecretOnce label="Client secret" value={secret} />}
+      {app.app_type === 'non_interactive' && <MachineQuickStart api={api} app={app} domain={domain} {...(secret !== undefined && { secret })} />}
       <form className="card" onSubmit={save} aria-labelledby="settings">
         <h2 id="settings">Settings</h2>
         <div className="field">
           <label htmlFor="name">Name</label>
           <input id="name" required maxLength={128} value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
         </div>
+        {app.app_type !== 'non_interactive' && (
+          <>
         <UrlList id="callbacks" label="Allowed callback URLs" hint="One a line. Where the login may send the browser back with the result." value={draft.callbacks} onChange={set('callbacks')} />
         <UrlList id="logout-urls" label="Allowed logout URLs" hint="One a line. Where /v2/logout may return to." value={draft.allowed_logout_urls} onChange={set('allowed_logout_urls')} />
         <UrlList id="web-origins" label="Allowed web origins" hint="One a line (scheme://host:port). Silent sign-in and web_message answer these." value={draft.web_origins} onChange={set('web_origins')} />
         <UrlList id="allowed-origins" label="Allowed origins (CORS)" hint="One a line. Browsers on these origins may call the authentication API." value={draft.allowed_origins} onChange={set('allowed_origins')} />
+          </>
+        )}
         <ErrorNotice message={error} />
         {saved && <Notice>Saved.</Notice>}
         <div className="actions">
@@ -103,6 +216,7 @@ export function ApplicationDetail({ api, id }: { api: ManagementApi; id: string 
           </button>
         </div>
       </form>
+      {app.app_type !== 'non_interactive' && <AppConnections api={api} app={app} />}
       {confidential && (
         <section className="card" aria-labelledby="credentials">
           <h2 id="credentials">Credentials</h2>

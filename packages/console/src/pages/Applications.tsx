@@ -37,6 +37,18 @@ export const APP_TYPES: Record<string, { label: string; body: Record<string, unk
   },
 };
 
+export interface Connection {
+  id: string;
+  name: string;
+  strategy: string;
+  enabled_clients?: string[];
+}
+
+/** The tenant's connections (their first hundred: a tenant has a handful), with the clients each is enabled for. */
+export async function listConnections(api: ManagementApi): Promise<Connection[]> {
+  return (await api.page<Connection>('/connections', 'connections', 0, 100)).items;
+}
+
 /** Where a newly made application's secret waits to be shown once, on its page; never stored anywhere. */
 export const createdSecrets = new Map<string, string>();
 
@@ -52,6 +64,13 @@ function CreateApplication({ api }: { api: ManagementApi }) {
     try {
       const created = await api.request<Application>('POST', '/clients', { name: name.trim(), ...APP_TYPES[type]!.body });
       if (created.client_secret) createdSecrets.set(created.client_id, created.client_secret);
+      // An application people log in to needs a connection: the database ones are enabled for it, as a
+      // dashboard does, so a new app can log in at once (its page can turn them off).
+      if (type !== 'non_interactive') {
+        for (const connection of (await listConnections(api)).filter((c) => c.strategy === 'auth0')) {
+          await api.request('PATCH', `/connections/${encodeURIComponent(connection.id)}/clients`, [{ client_id: created.client_id, status: true }]);
+        }
+      }
       go('applications', created.client_id);
     } catch (err) {
       setError(messageOf(err));
@@ -81,6 +100,7 @@ function CreateApplication({ api }: { api: ManagementApi }) {
           Create
         </button>
       </div>
+      <p className="muted small">Applications people log in to start with the tenant's database connections enabled.</p>
       <ErrorNotice message={error} />
     </form>
   );
@@ -106,11 +126,11 @@ export function Applications({ api }: { api: ManagementApi }) {
         <tbody>
           {list.data?.items.map((app) => (
             <tr key={app.client_id}>
-              <td>
+              <td data-label="Name">
                 <a href={href('applications', app.client_id)}>{app.name}</a>
               </td>
-              <td>{APP_TYPES[app.app_type ?? '']?.label ?? app.app_type ?? '—'}</td>
-              <td>
+              <td data-label="Type">{APP_TYPES[app.app_type ?? '']?.label ?? app.app_type ?? '—'}</td>
+              <td data-label="Client ID">
                 <code>{app.client_id}</code>
               </td>
             </tr>

@@ -1,16 +1,18 @@
 /** Event streams' failed deliveries: per stream, the failed ones with their attempts' errors, and redelivery. */
 import { useState } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
+import { href } from '../router.js';
 import { ErrorNotice, Notice, useLoad } from '../ui.js';
 
-interface Stream {
+export interface Stream {
   id: string;
   name: string;
   status: string;
+  subscriptions?: { event_type: string }[];
   destination?: { type?: string; configuration?: { webhook_endpoint?: string } };
 }
 
-interface Delivery {
+export interface Delivery {
   id: string;
   event_type: string;
   attempts: { status: string; timestamp: string; error_message?: string }[];
@@ -18,7 +20,8 @@ interface Delivery {
 
 const TAKE = 20;
 
-function StreamDeliveries({ api, stream }: { api: ManagementApi; stream: Stream }) {
+/** One stream's failed deliveries; `heading` replaces the stream's name (on the stream's own page). */
+export function StreamDeliveries({ api, stream, heading }: { api: ManagementApi; stream: Stream; heading?: string }) {
   const [cursor, setCursor] = useState<string>();
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<string>();
@@ -41,10 +44,12 @@ function StreamDeliveries({ api, stream }: { api: ManagementApi; stream: Stream 
   const deliveries = list.data?.deliveries ?? [];
   return (
     <section className="card" aria-labelledby={`stream-${stream.id}`}>
-      <h2 id={`stream-${stream.id}`}>{stream.name}</h2>
-      <p className="muted">
-        {stream.destination?.configuration?.webhook_endpoint ?? stream.destination?.type} · {stream.status}
-      </p>
+      <h2 id={`stream-${stream.id}`}>{heading ?? <a href={href('event-streams', stream.id)}>{stream.name}</a>}</h2>
+      {!heading && (
+        <p className="muted">
+          {stream.destination?.configuration?.webhook_endpoint ?? stream.destination?.type} · {stream.status}
+        </p>
+      )}
       <ErrorNotice message={list.error ?? error} />
       {notice && <Notice>{notice}</Notice>}
       {deliveries.length === 0 && list.data && <p>No failed deliveries.</p>}
@@ -67,15 +72,15 @@ function StreamDeliveries({ api, stream }: { api: ManagementApi; stream: Stream 
                 const last = d.attempts[d.attempts.length - 1];
                 return (
                   <tr key={d.id}>
-                    <td>
+                    <td data-label="Event">
                       {d.event_type}
                       <br />
                       <code className="muted">{d.id}</code>
                     </td>
-                    <td>
+                    <td data-label="Last attempt">
                       {last ? new Date(last.timestamp).toLocaleString() : '—'} ({d.attempts.length} attempt{d.attempts.length === 1 ? '' : 's'})
                     </td>
-                    <td>{last?.error_message ?? '—'}</td>
+                    <td data-label="Error">{last?.error_message ?? '—'}</td>
                     <td>
                       <button type="button" onClick={() => redeliver(d)}>
                         Redeliver
@@ -111,6 +116,9 @@ export function Deliveries({ api }: { api: ManagementApi }) {
   const streams = useLoad(() => api.get<{ eventStreams: Stream[] }>('/event-streams?take=100'), []);
   return (
     <>
+      <p className="crumbs">
+        <a href={href('event-streams')}>Event streams</a> /
+      </p>
       <h1>Failed deliveries</h1>
       <p className="lead">Events an event stream could not deliver: refused by the receiver, or still failing after the retries. Fix the receiver, then redeliver.</p>
       <ErrorNotice message={streams.error} />

@@ -13,7 +13,7 @@ const auth0 = await createAuth0Client({
   return (
     <>
       <h1>{config.tenantName}</h1>
-      <p className="lead">Run this tenant: its applications, users and event streams, through the Management API.</p>
+      <p className="lead">Run this tenant: its applications, APIs, users and event streams, through the Management API.</p>
       <dl className="facts">
         <div>
           <dt>Domain</dt>
@@ -43,9 +43,27 @@ const auth0 = await createAuth0Client({
           <li>Add your app's address to its allowed callback URLs, logout URLs and web origins.</li>
           <li>Construct the client with its client id:</li>
         </ol>
-        <pre>
+        <pre tabIndex={0}>
           <code>{snippet}</code>
         </pre>
+      </section>
+      <section className="card" aria-labelledby="start-m2m">
+        <h2 id="start-m2m">Call an API from a service</h2>
+        <ol>
+          <li>
+            <a href={href('apis')}>Create an API</a> with its identifier and scopes.
+          </li>
+          <li>
+            <a href={href('applications')}>Create an application</a> of type “Machine to machine”.
+          </li>
+          <li>On its page, authorize it for the API; the page shows the curl that gets a token.</li>
+        </ol>
+      </section>
+      <section className="card" aria-labelledby="start-events">
+        <h2 id="start-events">Hear about changes</h2>
+        <p>
+          <a href={href('event-streams')}>Create an event stream</a> to your webhook, send it a test event, and watch its deliveries.
+        </p>
       </section>
     </>
   );

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
 import { ConfirmButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { listConnections } from './Applications.js';
 
 interface User {
   user_id: string;
@@ -17,6 +18,56 @@ interface User {
 }
 
 const PER_PAGE = 20;
+
+/** Creating a user in one of the tenant's database connections (the API checks the password policy). */
+function CreateUser({ api }: { api: ManagementApi }) {
+  const connections = useLoad(async () => (await listConnections(api)).filter((c) => c.strategy === 'auth0'), []);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [connection, setConnection] = useState('');
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const created = await api.request<User>('POST', '/users', { connection: connection || connections.data?.[0]?.name, email: email.trim(), password });
+      go('users', created.user_id);
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <details className="card">
+      <summary>Create a user</summary>
+      <form className="row" onSubmit={submit}>
+        <div className="field grow">
+          <label htmlFor="new-email">Email</label>
+          <input id="new-email" type="email" required autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} />
+        </div>
+        <div className="field grow">
+          <label htmlFor="new-password">Password</label>
+          <input id="new-password" type="password" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="new-connection">Connection</label>
+          <select id="new-connection" value={connection || connections.data?.[0]?.name || ''} onChange={(e) => setConnection(e.target.value)}>
+            {connections.data?.map((c) => (
+              <option key={c.id}>{c.name}</option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" className="primary" disabled={busy || !connections.data?.length}>
+          Create user
+        </button>
+      </form>
+      <ErrorNotice message={error ?? connections.error} />
+    </details>
+  );
+}
 
 export function Users({ api }: { api: ManagementApi }) {
   const [typed, setTyped] = useState('');
@@ -34,6 +85,7 @@ export function Users({ api }: { api: ManagementApi }) {
   return (
     <>
       <h1>Users</h1>
+      <CreateUser api={api} />
       <form role="search" className="row" onSubmit={search}>
         <div className="field grow">
           <label htmlFor="user-search">Search</label>
@@ -64,11 +116,11 @@ export function Users({ api }: { api: ManagementApi }) {
         <tbody>
           {list.data?.items.map((user) => (
             <tr key={user.user_id}>
-              <td>
+              <td data-label="Email">
                 <a href={href('users', user.user_id)}>{user.email ?? user.user_id}</a>
               </td>
-              <td>{user.name ?? '—'}</td>
-              <td>{user.blocked ? <span className="badge problem">Blocked</span> : <span className="badge">Active</span>}</td>
+              <td data-label="Name">{user.name ?? '—'}</td>
+              <td data-label="Status">{user.blocked ? <span className="badge problem">Blocked</span> : <span className="badge">Active</span>}</td>
             </tr>
           ))}
         </tbody>
