@@ -59,14 +59,20 @@ export function registerEmailVerificationPage(app: App, services: Services): voi
     const db = services.store.db;
     const tenantId = request.tenant.id;
     const template = await tenantTemplate(db, tenantId, 'verify_email');
-    const failed = (message: string, email?: string) => redirectToResult(reply, template, { success: false, message }, email) ?? invalidLink(reply, request);
+    // `fv` for a link that did not verify (unknown, expired, used), `sv` once it did; never the ticket.
+    const record = (type: 'sv' | 'fv', description: string, user?: User) =>
+      services.tenantLogs.recordFor(request, { type, description, ...(user && { user_id: user.user_id, user_name: user.email ?? undefined }) });
+    const failed = (message: string, email?: string, user?: User) => {
+      record('fv', message, user);
+      return redirectToResult(reply, template, { success: false, message }, email) ?? invalidLink(reply, request);
+    };
     const ticket = await findTicket(db, tenantId, 'email_verification', (request.query as Record<string, unknown>).ticket);
     if (!ticket) return failed(RESULT_MESSAGES.invalid);
     const user = await findUser(db, tenantId, ticket.user_id);
     if (!user || user.email !== ticket.email) return failed(RESULT_MESSAGES.invalid);
     // A second click on a link that worked (or a mail scanner's prefetch before the user) still reads as done.
     if (user.email_verified) return redirectToResult(reply, template, { success: false, message: RESULT_MESSAGES.alreadyVerified }, user.email) ?? verified(reply, request);
-    if (!usable(ticket)) return failed(ticket.used_at === null ? RESULT_MESSAGES.expired : RESULT_MESSAGES.usedOnce, user.email);
+    if (!usable(ticket)) return failed(ticket.used_at === null ? RESULT_MESSAGES.expired : RESULT_MESSAGES.usedOnce, user.email, user);
     const now = Date.now();
     const updated: User = { ...user, email_verified: true, updated_at: now };
     try {
@@ -81,9 +87,10 @@ export function registerEmailVerificationPage(app: App, services: Services): voi
         });
       });
     } catch (err) {
-      if (err instanceof TicketSpent) return failed(RESULT_MESSAGES.usedOnce, user.email);
+      if (err instanceof TicketSpent) return failed(RESULT_MESSAGES.usedOnce, user.email, user);
       throw err;
     }
+    record('sv', RESULT_MESSAGES.emailVerified, updated);
     return redirectToResult(reply, template, { success: true, message: RESULT_MESSAGES.emailVerified }, user.email) ?? verified(reply, request);
   });
 }

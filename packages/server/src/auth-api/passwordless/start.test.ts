@@ -69,6 +69,20 @@ describe.each(dialects)('POST /passwordless/start on %s', (dialect) => {
     expect(again.status).toBe(403);
   });
 
+  it('logs cs for a code and cls for a link, found by q, with the address but never the code', async () => {
+    const [codeTo, linkTo] = [address(), address()];
+    expect((await start({ client_id: spa.client.client_id, connection: email.name, email: codeTo, send: 'code' })).status).toBe(200);
+    const linked = await start({ client_id: spa.client.client_id, connection: email.name, email: linkTo, send: 'link', authParams: { response_type: 'token id_token', redirect_uri: spa.client.callbacks[0], scope: 'openid', nonce: 'log-nonce' } });
+    expect(linked.status, JSON.stringify(linked.body)).toBe(200);
+    const code = codeIn((await smtp.waitFor(codeTo)).text);
+    await server.server.services.tenantLogs.flush();
+    const search = async (q: string) => (await (await management(server, 'GET', `/logs?q=${encodeURIComponent(q)}`)).json()) as Record<string, unknown>[];
+    const [sent] = await search(`type:cs AND user_name:"${codeTo}"`);
+    expect(sent).toMatchObject({ type: 'cs', client_id: spa.client.client_id, connection: email.name, strategy: 'email', strategy_type: 'passwordless', user_name: codeTo });
+    expect(JSON.stringify(sent)).not.toContain(code);
+    expect(await search(`type:cls AND user_name:"${linkTo}"`)).toEqual([expect.objectContaining({ type: 'cls', client_id: spa.client.client_id, connection: email.name })]);
+  });
+
   it('texts a code through the gateway: JSON {recipient, body, sender} with a bearer JWT signed by the sealed secret', async () => {
     const before = gateway.received.length;
     const res = await start({ client_id: spa.client.client_id, connection: sms.name, phone_number: '+1 (555) 010-0200', send: 'code' }, { 'x-request-language': 'fr' });

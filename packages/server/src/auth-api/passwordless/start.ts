@@ -150,6 +150,14 @@ export function registerPasswordlessStart(app: App, services: Services): void {
         created_at: now,
       });
 
+      // `cls` for a link, `cs` for a code (the reference's codes); the identifier, never the code or link.
+      const sent = () =>
+        services.tenantLogs.recordFor(request, {
+          type: send === 'link' ? 'cls' : 'cs',
+          client: { client_id: client.client_id, name: client.name },
+          connection: { id: connection.id, name: connection.name, strategy: connection.strategy },
+          user_name: identifier,
+        });
       const language = request.headers['x-request-language'];
       if (connection.strategy === 'email') {
         const content = linkToken !== undefined ? linkEmail(tenant, `${tenant.baseUrl}${VERIFY_REDIRECT_PATH}?token=${encodeURIComponent(linkToken)}`) : codeEmail(tenant, code!);
@@ -160,6 +168,7 @@ export function registerPasswordlessStart(app: App, services: Services): void {
           await deletePasswordlessCode(services.store.db, id);
           throw error;
         }
+        sent();
         return { _id: id, email: identifier, email_verified: false };
       }
       try {
@@ -174,6 +183,7 @@ export function registerPasswordlessStart(app: App, services: Services): void {
         if (error instanceof SmsDeliveryError) throw new SmsProviderError(error.status);
         throw error;
       }
+      sent();
       return {
         _id: id,
         phone_number: identifier,
