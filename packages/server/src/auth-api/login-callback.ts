@@ -23,6 +23,7 @@ import { samlpStrategy } from '../federation/samlp.js';
 import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage, redirect } from '../http/responses.js';
+import { authenticatedNow } from '../login/step.js';
 import { sendErrorPage } from '../login/error-page.js';
 import { signInResponseHeaders } from '../login/hosted-page.js';
 import { sha256, startSession } from '../login/session.js';
@@ -109,10 +110,11 @@ async function callback(request: FastifyRequest, reply: FastifyReply, services: 
       user_name: userName,
       ...(usesDevelopmentKeys(connection) && { description: 'Successful login with the development keys of the server (not for production)' }),
     });
-    // The user has just authenticated through the connection: prompt=login and `connection` are satisfied for
-    // the rest of this transaction (a linked identity's session is its primary user's, of another connection).
-    const { connection: _satisfied, ...rest } = transaction.request;
-    transaction.request = { ...rest, prompt: transaction.request.prompt.filter((p) => p !== 'login') };
+    // The user has just authenticated through the connection: prompt=login, max_age and `connection` are
+    // satisfied for the rest of this transaction (a linked identity's session is its primary user's, of another
+    // connection; a max_age=0 login would otherwise go back to the upstream after its second factor).
+    const { connection: _satisfied, ...rest } = authenticatedNow(transaction.request);
+    transaction.request = rest;
     await saveLoginTransactionRequest(services, transaction);
     if (mfaRequired(tenant)) {
       // As after a password: no session until the second factor.
