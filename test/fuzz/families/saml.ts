@@ -114,11 +114,18 @@ function bytesOf(inputs: SamlInput): Buffer {
   }
 }
 
+/**
+ * A DEFLATE bomb is megabytes only once inflated; sent as is (POST or garbage), a message is cut to this, still
+ * far over the server's bound, since a multi-megabyte URL or body only measures the HTTP client.
+ */
+const MAX_UNCOMPRESSED_BYTES = 256 * 1024;
+
 function encoded(inputs: SamlInput): string {
-  const bytes = bytesOf(inputs);
+  const all = bytesOf(inputs);
+  const bytes = inputs.binding === 'redirect' ? all : all.subarray(0, MAX_UNCOMPRESSED_BYTES);
   if (inputs.binding === 'redirect') return deflateRawSync(bytes).toString('base64');
   if (inputs.binding === 'post') return bytes.toString('base64');
-  return inputs.xml; // neither base64 nor DEFLATE
+  return inputs.xml.slice(0, MAX_UNCOMPRESSED_BYTES); // neither base64 nor DEFLATE
 }
 
 export const saml: Family<SamlInput> = {
