@@ -1,26 +1,25 @@
 /**
  * Our IdP metadata against the OASIS SAML 2.0 metadata schema, with xmllint (libxml2 compiled to WebAssembly,
  * `xmllint-wasm`, the engine of samlify's schema-validator plugin). No samlify plugin ships the metadata schema
- * (theirs cover the protocol messages only), so the schemas are those Debian's python3-pysaml2 (another SAML
- * library) ships; .ci/run installs it. Their remote schemaLocations are pointed at the local copies.
+ * (theirs cover the protocol messages only), so the schemas are the official ones, kept in
+ * test-support/saml-schemas (copied from Debian's python3-pysaml2). Their remote schemaLocations are pointed at
+ * the local copies.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingCertificate } from '../../crypto/x509-certificates.js';
 import { startTestServer, type TestServer } from '../../test-support/server.js';
 import { createApp } from '../../test-support/sign-in.js';
 
-const SCHEMAS = '/usr/lib/python3/dist-packages/saml2/data/schemas';
+const SCHEMAS = new URL('../../test-support/saml-schemas/', import.meta.url);
 const xmllintModule = 'xmllint-wasm';
 const { validateXML } = (await import(xmllintModule)) as {
   validateXML(options: { xml: { fileName: string; contents: string }[]; schema: { fileName: string; contents: string }[]; preload: { fileName: string; contents: string }[] }): Promise<{ valid: boolean; errors: { message: string }[] }>;
 };
 
 function schema(name: string): { fileName: string; contents: string } {
-  const file = `${SCHEMAS}/${name}`;
-  if (!existsSync(file)) throw new Error(`${file} is missing: install Debian's python3-pysaml2 (as .ci/run does)`);
-  return { fileName: name, contents: readFileSync(file, 'utf8').replace(/schemaLocation="[^"]*\/([^"/]+)"/g, 'schemaLocation="$1"') };
+  return { fileName: name, contents: readFileSync(new URL(name, SCHEMAS), 'utf8').replace(/schemaLocation="[^"]*\/([^"/]+)"/g, 'schemaLocation="$1"') };
 }
 
 async function validateMetadata(xml: string) {
