@@ -1,5 +1,6 @@
 /**
- * The browser-facing routes: query strings at /authorize, logout, verify_redirect and /login/callback, form
+ * The browser-facing routes: query strings at /authorize, logout, verify_redirect, /login/callback, /user/ssodata
+ * and the client configuration script (/client/{id}.js, its id in the path fuzzed too), form
  * bodies at POST /authorize, /login/callback and the hosted pages, each with forged cookies. Their answers are
  * pages and redirects; errors are the error page or the family's JSON, never a 5xx.
  */
@@ -42,7 +43,13 @@ const GET_ROUTES = (context: FuzzContext): Record<string, Record<string, fc.Arbi
   '/u/reset-password/ticket': { ticket: field() },
   '/u/email-verification': { ticket: field() },
   '/u/unblock': { ticket: field() },
+  '/user/ssodata': { client_id: field(context.clientId, 'nope'), ldaps: field('1') },
+  [`/client/${context.clientId}.js`]: { t: field() },
 });
+
+/** /client/{id}.js with a hostile or unknown id in the path: a 404 in the OAuth shape, never a 5xx. */
+const clientScript = (context: FuzzContext): fc.Arbitrary<FuzzRequest> =>
+  fc.oneof(fc.constant(context.clientId), fc.constant('nope'), hostileText).map((id) => ({ method: 'GET', url: `/client/${encodeURIComponent(id)}.js`, headers: {} as Record<string, string> }));
 
 /** An upstream identity provider's answer at /login/callback (federation). */
 const CALLBACK: Record<string, fc.Arbitrary<string>> = {
@@ -66,7 +73,7 @@ const FORMS: Record<string, Record<string, fc.Arbitrary<string>>> = {
 
 export const frontChannel: Family<FuzzRequest> = {
   name: 'front-channel',
-  summary: 'query strings (/authorize, logout, verify_redirect, /u/* links, /login/callback) and form bodies (POST /authorize, /u/*, /co/verify, /login/callback), forged cookies',
+  summary: 'query strings (/authorize, logout, verify_redirect, /u/* links, /login/callback, /user/ssodata, /client/{id}.js and its path) and form bodies (POST /authorize, /u/*, /co/verify, /login/callback), forged cookies',
   arbitrary: (context) => {
     const gets = GET_ROUTES(context);
     const forms = { ...FORMS, '/authorize': AUTHORIZE(context) };
@@ -86,7 +93,7 @@ export const frontChannel: Family<FuzzRequest> = {
         body: type === 'application/json' ? JSON.stringify(Object.fromEntries(new URLSearchParams(body))) : body,
       })),
     );
-    return fc.oneof(get, post);
+    return fc.oneof(get, post, clientScript(context));
   },
   run: runRequest,
 };

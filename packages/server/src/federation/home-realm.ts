@@ -25,3 +25,30 @@ export async function homeRealmOf(services: Services, tenantId: string, clientId
   const enabled = await listEnabledClientsByConnection(services.store.db, tenantId);
   return enterprise.find((c) => enabled.get(c.id)?.includes(clientId));
 }
+
+/**
+ * The origins of the identity providers the client's enterprise connections route emails to by domain; empty
+ * when none does. The login page lets an email alone through then, and its CSP `form-action` must allow the
+ * redirect to them (Chromium applies it to the redirects after a form's POST).
+ */
+export async function homeRealmOrigins(services: Services, tenantId: string, clientId: string): Promise<string[]> {
+  const enterprise = (await listConnections(services.store.db, tenantId)).filter((c) => {
+    const strategy = federationStrategy(c.strategy);
+    return strategy && !strategy.isSocial && Array.isArray(c.options.domain_aliases) && c.options.domain_aliases.length > 0;
+  });
+  if (enterprise.length === 0) return [];
+  const enabled = await listEnabledClientsByConnection(services.store.db, tenantId);
+  const origins = new Set<string>();
+  for (const connection of enterprise.filter((c) => enabled.get(c.id)?.includes(clientId))) {
+    for (const key of ['authorization_endpoint', 'authorizationURL', 'signInEndpoint', 'discovery_url', 'issuer']) {
+      const value = connection.options[key];
+      if (typeof value !== 'string') continue;
+      try {
+        origins.add(new URL(value).origin);
+      } catch {
+        // Not a URL: nothing to allow.
+      }
+    }
+  }
+  return [...origins];
+}

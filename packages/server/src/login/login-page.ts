@@ -1,7 +1,7 @@
 /** GET/POST /u/login: identifier and password for the request's database connection. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGIN_PATH, MFA_PATH, RESUME_PATH, SIGNUP_PATH } from '../auth-api/authorize/complete.js';
-import { homeRealmOf } from '../federation/home-realm.js';
+import { homeRealmOf, homeRealmOrigins } from '../federation/home-realm.js';
 import { redirectUpstream } from '../federation/start.js';
 import { recordPasswordLogin } from '../logs/login-outcomes.js';
 import { requireSecondFactor, secondFactorDue } from '../mfa/login-step.js';
@@ -48,6 +48,8 @@ async function showLogin(
     passkeyOptions = ceremony.options;
   }
   const options = connection ? databaseOptions(connection) : {};
+  const realms = connection ? await homeRealmOrigins(services, request.tenant.id, client.client_id) : [];
+  const homeRealms = realms.length > 0;
   const language = chooseLanguage(request.tenant, request.headers['accept-language']);
   return sendHostedPage(
     reply,
@@ -66,9 +68,11 @@ async function showLogin(
         ...(options.disable_signup ? {} : { signupUrl: `${SIGNUP_PATH}?state=${transaction.id}` }),
         forgotPasswordUrl: `${RESET_PASSWORD_PATH}?state=${transaction.id}`,
         ...(passkeyOptions !== undefined && { passkeyOptions }),
+        ...(homeRealms && { homeRealms }),
       }),
     // Chromium applies form-action to the redirects after the POST too: the chain ends at the client's callback.
-    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri], language },
+    // An email of an enterprise connection's domain is redirected to its identity provider after the POST.
+    { status: extra.status ?? 200, formAction: [transaction.request.redirectUri, ...realms], language },
   );
 }
 

@@ -37,6 +37,8 @@ export function renderLoginPage(
      * hands back at once cannot loop.
      */
     passkeyOptions?: unknown;
+    /** An enterprise connection routes emails by domain: an email alone may be sent (no password required here). */
+    homeRealms?: boolean;
   },
 ): string {
   const t = view.texts ?? DEFAULT_LOGIN_TEXTS;
@@ -66,7 +68,7 @@ ${formGuards(view.csrfToken, view.transaction)}
 </div>
 <div class="field">
 <label for="password">${t.passwordPlaceholder}</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${focusPassword ? html` autofocus` : ''}>
+<input id="password" name="password" type="password" autocomplete="current-password"${view.homeRealms ? '' : html` required`} maxlength="1024"${focusPassword ? html` autofocus` : ''}>
 ${view.forgotPasswordUrl ? html`<p class="field-link"><a href="${view.forgotPasswordUrl}">${t.forgotPasswordText}</a></p>` : ''}
 </div>
 <div class="actions"><button class="button button-primary" type="submit">${t.buttonText}</button></div>
