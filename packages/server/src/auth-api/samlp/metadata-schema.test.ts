@@ -7,16 +7,13 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { validateXML } from 'xmllint-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signingCertificate } from '../../crypto/x509-certificates.js';
 import { startTestServer, type TestServer } from '../../test-support/server.js';
 import { createApp } from '../../test-support/sign-in.js';
 
 const SCHEMAS = new URL('../../test-support/saml-schemas/', import.meta.url);
-const xmllintModule = 'xmllint-wasm';
-const { validateXML } = (await import(xmllintModule)) as {
-  validateXML(options: { xml: { fileName: string; contents: string }[]; schema: { fileName: string; contents: string }[]; preload: { fileName: string; contents: string }[] }): Promise<{ valid: boolean; errors: { message: string }[] }>;
-};
 
 function schema(name: string): { fileName: string; contents: string } {
   return { fileName: name, contents: readFileSync(new URL(name, SCHEMAS), 'utf8').replace(/schemaLocation="[^"]*\/([^"/]+)"/g, 'schemaLocation="$1"') };
