@@ -154,6 +154,28 @@ describe('Management API: guardian and authentication methods', () => {
     expect(await listMfaEnrollments(test.server.services.store.db, other.tenantId, other.userId)).toHaveLength(1);
   });
 
+  it('gets and deletes an enrollment by its id alone (/guardian/enrollments/{id}), only within the tenant', async () => {
+    const userId = await newUser();
+    const mine = await totp.enroll(context(userId), { issuer: 'G', label: 'u' });
+    const byId = `/guardian/enrollments/${encodeURIComponent(mine.enrollment.id)}`;
+    expect(await call('GET', byId)).toEqual({ status: 200, body: { id: mine.enrollment.id, status: 'pending', type: 'authenticator', auth_method: 'authenticator' } });
+    // Another tenant's enrollment, and a recovery code (not an enrollment in the reference's sense), are not found.
+    const theirs = await totp.enroll(context(other.userId, other.tenantId), { issuer: 'G', label: 'u' });
+    await expectError(call('GET', `/guardian/enrollments/${encodeURIComponent(theirs.enrollment.id)}`), 404, 'inexistent_enrollment');
+    await expectError(call('DELETE', `/guardian/enrollments/${encodeURIComponent(theirs.enrollment.id)}`), 404, 'inexistent_enrollment');
+    await recoveryCode.enroll(context(userId), { issuer: 'G', label: 'u' });
+    const [, code] = await listMfaEnrollments(test.server.services.store.db, tenantId, userId);
+    await expectError(call('DELETE', `/guardian/enrollments/${encodeURIComponent(code!.id)}`), 404, 'inexistent_enrollment');
+    for (const [method, scope] of [['GET', 'read:guardian_enrollments'], ['DELETE', 'delete:guardian_enrollments']] as const) {
+      await expectError(call(method, byId, undefined, await managementToken(test, ['read:users'])), 403, 'insufficient_scope');
+      if (method === 'DELETE') expect((await call(method, byId, undefined, await managementToken(test, [scope]))).status).toBe(204);
+      else expect((await call(method, byId, undefined, await managementToken(test, [scope]))).status).toBe(200);
+    }
+    await expectError(call('GET', byId), 404, 'inexistent_enrollment');
+    expect((await listMfaEnrollments(test.server.services.store.db, tenantId, userId)).map((e) => e.type)).toEqual(['recovery-code']);
+    expect(await listMfaEnrollments(test.server.services.store.db, other.tenantId, other.userId)).not.toHaveLength(0);
+  });
+
   it('needs the reference scopes for each operation', async () => {
     const userId = await newUser();
     const cases: [string, string, string, unknown?][] = [

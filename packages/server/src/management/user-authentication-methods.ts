@@ -19,7 +19,7 @@ import { recoveryCode } from '../mfa/recovery-code.js';
 import { forgetRememberedBrowsers } from '../mfa/remember-browser.js';
 import { relyingParty, userHandle } from '../mfa/webauthn.js';
 import type { App, Services } from '../services.js';
-import { deleteMfaEnrollment, deleteMfaEnrollments, findMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
+import { deleteMfaEnrollment, deleteMfaEnrollments, findMfaEnrollment, findTenantMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import { findPrimaryUser, type User } from '../store/users.js';
 import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
@@ -198,6 +198,38 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
       return (await listMfaEnrollments(db, request.tenant.id, user.user_id))
         .filter((e): e is MfaEnrollment & { type: keyof typeof ENROLLMENT_KINDS } => Object.hasOwn(ENROLLMENT_KINDS, e.type))
         .map(enrollmentView);
+    },
+  });
+
+  // The reference's enrollment by id, for tools that hold an enrollment id without its user's.
+  const EnrollmentParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+  const enrollmentOr404 = async (tenantId: string, id: string) => {
+    const found = await findTenantMfaEnrollment(db, tenantId, id);
+    if (!found || !Object.hasOwn(ENROLLMENT_KINDS, found.type)) throw new NotFound(`The enrollment does not exist: ${id}`, 'inexistent_enrollment');
+    return found as MfaEnrollment & { type: keyof typeof ENROLLMENT_KINDS };
+  };
+
+  api.get('/guardian/enrollments/:id', {
+    ...operation(['read:guardian_enrollments'], {
+      summary: 'Get an MFA enrollment by its id',
+      params: EnrollmentParams,
+      response: { 200: Enrollment, ...errorResponses('management', { 404: 'inexistent_enrollment' }) },
+    }),
+    handler: async (request) => enrollmentView(await enrollmentOr404(request.tenant.id, request.params.id)),
+  });
+
+  api.delete('/guardian/enrollments/:id', {
+    ...operation(['delete:guardian_enrollments'], {
+      summary: 'Delete an MFA enrollment by its id',
+      params: EnrollmentParams,
+      response: { 204: noContent('Deleted'), ...errorResponses('management', { 404: 'inexistent_enrollment' }) },
+    }),
+    handler: async (request, reply) => {
+      const enrollment = await enrollmentOr404(request.tenant.id, request.params.id);
+      await deleteMfaEnrollment(db, request.tenant.id, enrollment.userId, enrollment.id);
+      // As for any factor taken away: no browser remembered through it goes on skipping the second step.
+      await forgetRememberedBrowsers(db, request.tenant.id, enrollment.userId);
+      return reply.code(204).send();
     },
   });
 

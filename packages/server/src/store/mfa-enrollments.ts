@@ -147,6 +147,12 @@ export async function findMfaEnrollment(db: Kysely<Database>, tenantId: string, 
   return row ? fromRow(row) : undefined;
 }
 
+/** One enrollment of the tenant by its id, whoever's it is (the reference's /guardian/enrollments/{id}). */
+export async function findTenantMfaEnrollment(db: Kysely<Database>, tenantId: string, id: string): Promise<MfaEnrollment | undefined> {
+  const row = await db.selectFrom('mfa_enrollments').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
 /** Deletes one enrollment; false when there was none. */
 export async function deleteMfaEnrollment(db: Kysely<Database>, tenantId: string, userId: string, id: string): Promise<boolean> {
   const result = await db.deleteFrom('mfa_enrollments').where('tenant_id', '=', tenantId).where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();

@@ -6,7 +6,7 @@
  *
  * A route added later needs an example here: the test names every documented status no request produced.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { deflateRawSync } from 'node:zlib';
 import { generate as generateTotp } from 'otplib';
@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { signingCertificate } from '../crypto/x509-certificates.js';
 import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
+import { insertMfaEnrollment } from '../store/mfa-enrollments.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
@@ -215,6 +216,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/user-blocks/{id}': f.user.user_id,
     '/api/v2/users/{id}/authentication-methods/{authentication_method_id}': 'totp|dev_0000000000000000',
     '/api/v2/guardian/factors/{name}': 'otp',
+    '/api/v2/guardian/enrollments/{id}': 'dev_0000000000000000',
     '/api/v2/clients/{id}': f.app.client_id,
     '/api/v2/client-grants/{id}': f.grant.id,
     '/api/v2/roles/{id}': f.role.id,
@@ -376,6 +378,8 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
   { operation: 'GET /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
   { operation: 'GET /api/v2/users/{id}/enrollments' },
+  { operation: 'GET /api/v2/guardian/enrollments/{id}', path: async (f) => `/api/v2/guardian/enrollments/${enc(await totpEnrollment(f))}` },
+  { operation: 'GET /api/v2/guardian/enrollments/{id}', status: 404 },
   { operation: 'GET /api/v2/users/{id}/enrollments', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/enrollments` },
   { operation: 'GET /api/v2/user-blocks', query: { identifier: 'nobody@example.com' } },
   { operation: 'GET /api/v2/logs' },
@@ -585,6 +589,8 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', path: async (f) => `/api/v2/users/${enc(f.user.user_id)}/authentication-methods/${enc(await recoveryCodeMethod(f))}` },
   { operation: 'DELETE /api/v2/users/{id}/authentication-methods/{authentication_method_id}', status: 404 },
   { operation: 'DELETE /api/v2/users/{id}/authentication-methods' },
+  { operation: 'DELETE /api/v2/guardian/enrollments/{id}', path: async (f) => `/api/v2/guardian/enrollments/${enc(await totpEnrollment(f))}` },
+  { operation: 'DELETE /api/v2/guardian/enrollments/{id}', status: 404 },
   { operation: 'DELETE /api/v2/users/{id}/authentication-methods', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authentication-methods` },
   { operation: 'DELETE /api/v2/users/{id}/authenticators' },
   { operation: 'DELETE /api/v2/users/{id}/authenticators', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/authenticators` },
@@ -607,6 +613,17 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
 const NO_USER = 'auth0|000000000000000000000000';
 
 /** The fixture user's recovery code method (a new one: the regeneration replaces any earlier). */
+/** A pending TOTP enrollment of the fixture user, written directly (an enrollment is otherwise made in a browser). */
+async function totpEnrollment(f: Fixtures): Promise<string> {
+  const id = `dev_${randomBytes(8).toString('hex')}`;
+  const now = Date.now();
+  await insertMfaEnrollment(f.test.server.prepared.store.db, {
+    id, tenantId: f.test.server.prepared.bootstrap!.tenant.id, userId: f.user.user_id, type: 'totp', confirmed: false,
+    secretSealed: null, codeHash: null, lastTimeStep: null, createdAt: now, confirmedAt: null, lastAuthAt: null,
+  });
+  return id;
+}
+
 async function recoveryCodeMethod(f: Fixtures): Promise<string> {
   await api(f, 'POST', `/users/${enc(f.user.user_id)}/recovery-code-regeneration`);
   const methods = (await api(f, 'GET', `/users/${enc(f.user.user_id)}/authentication-methods`)) as unknown as { id: string; type: string }[];

@@ -66,7 +66,9 @@ export interface SamlSettings {
   mappings: Record<string, string>;
   createUpnClaim: boolean;
   passthroughClaimsWithNoMapping: boolean;
+  mapUnknownClaimsAsIs: boolean;
   mapIdentities: boolean;
+  typedAttributes: boolean;
   nameIdentifierFormat: string;
   nameIdentifierProbes: string[];
   /** Whether the add-on names its own probes (a persistent NameID is then taken from them, as the reference does). */
@@ -174,7 +176,9 @@ export function samlSettings(client: Client): SamlSettings | undefined {
     mappings: { ...DEFAULT_MAPPINGS, ...(addon.mappings ?? {}) },
     createUpnClaim: addon.createUpnClaim ?? true,
     passthroughClaimsWithNoMapping: addon.passthroughClaimsWithNoMapping ?? true,
+    mapUnknownClaimsAsIs: addon.mapUnknownClaimsAsIs ?? false,
     mapIdentities: addon.mapIdentities ?? true,
+    typedAttributes: addon.typedAttributes ?? true,
     nameIdentifierFormat: addon.nameIdentifierFormat ?? NAME_ID_FORMATS[0],
     nameIdentifierProbes: addon.nameIdentifierProbes ?? DEFAULT_NAME_ID_PROBES,
     nameIdentifierProbesSet: addon.nameIdentifierProbes !== undefined,

@@ -52,28 +52,65 @@ function at(profile: Record<string, unknown>, path: string): unknown {
   return value;
 }
 
-function values(value: unknown): string[] {
-  if (value === undefined || value === null) return [];
-  if (Array.isArray(value)) return value.flatMap((v) => (v === null || typeof v === 'object' ? [] : [String(v)]));
-  if (typeof value === 'object') return [JSON.stringify(value)];
-  return [String(value)];
+/** An attribute's values and the xs:type they are sent with. */
+export interface SamlAttribute {
+  values: string[];
+  type: 'xs:string' | 'xs:boolean' | 'xs:double' | 'xs:anyType';
 }
 
-/** Attribute name → values, from the profile through the mappings. */
-export function mapAttributes(profile: Record<string, unknown>, settings: SamlSettings): Map<string, string[]> {
-  const attributes = new Map<string, string[]>();
-  for (const [path, name] of Object.entries(settings.mappings)) {
-    const found = values(at(profile, path));
-    if (found.length > 0) attributes.set(name, found);
+function attribute(value: unknown, typed: boolean): SamlAttribute | undefined {
+  const scalars = (Array.isArray(value) ? value : [value]).filter((v) => v !== undefined && v !== null);
+  if (scalars.length === 0) return undefined;
+  const kinds = new Set(scalars.map((v) => typeof v));
+  const values = scalars.map((v) => (typeof v === 'object' ? JSON.stringify(v) : String(v)));
+  // As the reference's typedAttributes: the type inferred from the values (one kind only), else xs:anyType.
+  const kind = kinds.size === 1 ? [...kinds][0] : undefined;
+  const type = !typed ? 'xs:anyType' : kind === 'string' ? 'xs:string' : kind === 'boolean' ? 'xs:boolean' : kind === 'number' ? 'xs:double' : 'xs:anyType';
+  return { values, type };
+}
+
+/** Where claims without a mapping go (passthroughClaimsWithNoMapping), unless mapUnknownClaimsAsIs. */
+export const PASSTHROUGH_PREFIX = 'http://schemas.auth0.com/';
+
+/** The user's identity as mapIdentities adds it (no upstream tokens: those never leave in an assertion here). */
+export interface SamlIdentity {
+  provider: string;
+  connection: string;
+  isSocial: boolean;
+  user_id: string;
+}
+
+/**
+ * Attribute name → values, from the profile: through the mappings; then, with passthroughClaimsWithNoMapping,
+ * every other top-level claim that is not an object (metadata objects only through mappings), under
+ * PASSTHROUGH_PREFIX or as-is; the UPN; and with mapIdentities, the user's identity under
+ * `http://schemas.auth0.com/identities/default/…`.
+ */
+export function mapAttributes(profile: Record<string, unknown>, settings: SamlSettings, identity?: SamlIdentity): Map<string, SamlAttribute> {
+  const attributes = new Map<string, SamlAttribute>();
+  const put = (name: string, value: unknown) => {
+    const found = attribute(value, settings.typedAttributes);
+    if (found && !attributes.has(name)) attributes.set(name, found);
+  };
+  for (const [path, name] of Object.entries(settings.mappings)) put(name, at(profile, path));
+  if (settings.passthroughClaimsWithNoMapping) {
+    const mapped = new Set(Object.keys(settings.mappings).map((path) => path.split('.')[0]));
+    for (const [claim, value] of Object.entries(profile)) {
+      if (mapped.has(claim) || (value !== null && typeof value === 'object' && !Array.isArray(value))) continue;
+      put(settings.mapUnknownClaimsAsIs ? claim : `${PASSTHROUGH_PREFIX}${claim}`, value);
+    }
   }
-  if (settings.createUpnClaim && typeof profile.email === 'string' && !attributes.has(UPN_CLAIM)) attributes.set(UPN_CLAIM, [profile.email]);
+  if (settings.createUpnClaim && typeof profile.email === 'string') put(UPN_CLAIM, profile.email);
+  if (settings.mapIdentities && identity) {
+    for (const [field, value] of Object.entries(identity)) put(`${PASSTHROUGH_PREFIX}identities/default/${field}`, value);
+  }
   return attributes;
 }
 
 /** The NameID: the first probe (an attribute name) with a value; the user id when none has one. */
-export function nameIdentifier(attributes: Map<string, string[]>, settings: SamlSettings, user: User): string {
+export function nameIdentifier(attributes: Map<string, SamlAttribute>, settings: SamlSettings, user: User): string {
   for (const probe of settings.nameIdentifierProbes) {
-    const found = attributes.get(probe)?.[0];
+    const found = attributes.get(probe)?.values[0];
     if (found) return found;
   }
   return user.user_id;
@@ -118,6 +155,8 @@ export interface AssertionInput {
   now?: number;
   /** From subjectName; without it, the probes. */
   nameId?: SubjectName;
+  /** The user's identity, for mapIdentities. */
+  identity?: SamlIdentity;
 }
 
 /** Signs the element at `target` (an XPath to the root or the Assertion), the signature after its Issuer. */
@@ -148,7 +187,7 @@ export function buildSamlResponse(input: AssertionInput): string {
   const { settings, user, session } = input;
   const now = input.now ?? Date.now();
   const expires = instant(now + settings.lifetimeInSeconds * 1000);
-  const attributes = mapAttributes(samlProfile(user), settings);
+  const attributes = mapAttributes(samlProfile(user), settings, input.identity);
   const nameId = input.nameId ?? { value: nameIdentifier(attributes, settings, user) };
   const inResponseTo = input.inResponseTo ? ` InResponseTo="${xmlEscape(input.inResponseTo)}"` : '';
   const destination = settings.destination ?? input.acsUrl;
@@ -156,8 +195,8 @@ export function buildSamlResponse(input: AssertionInput): string {
   const nameFormat = settings.includeAttributeNameFormat ? ' NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:uri"' : '';
   const attributeXml = [...attributes]
     .map(
-      ([name, vals]) =>
-        `<saml:Attribute Name="${xmlEscape(name)}"${nameFormat}>${vals.map((v) => `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="xs:string">${xmlEscape(v)}</saml:AttributeValue>`).join('')}</saml:Attribute>`,
+      ([name, { values, type }]) =>
+        `<saml:Attribute Name="${xmlEscape(name)}"${nameFormat}>${values.map((v) => `<saml:AttributeValue xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="${type}">${xmlEscape(v)}</saml:AttributeValue>`).join('')}</saml:Attribute>`,
     )
     .join('');
   const issueInstant = instant(now);

@@ -3,6 +3,8 @@
  * (auth-api/authorize/complete.ts), then a signed Response posted to the ACS URL by an auto-submitting form.
  * Called when the AuthnRequest arrives and, after each hosted page, by /authorize/resume.
  */
+import { presentIdentities } from '../../management/user-view.js';
+import { findConnectionById } from '../../store/connections.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { signingCertificate } from '../../crypto/x509-certificates.js';
 import { InvalidRequest } from '../../http/errors.js';
@@ -74,7 +76,10 @@ export async function continueSamlSignIn(httpRequest: FastifyRequest, reply: Fas
     return sendErrorPage(reply, httpRequest, new InvalidRequest('This sign-in was already completed. Go back to the application and start again.'));
   }
   const nameId = await subjectName(services.store.db, { tenantId: tenant.id, clientId: client.client_id, audience: saml.audience, settings, user: active.user });
-  const xml = buildSamlResponse({ ...signer, user: active.user, session: active.session, nameId });
+  const connection = settings.mapIdentities ? await findConnectionById(services.store.db, tenant.id, active.user.connection_id) : undefined;
+  // The primary identity as the Management API shows it (provider, connection, isSocial, user_id).
+  const identity = connection ? presentIdentities(active.user, [], { connections: new Map([[connection.id, connection]]) })[0] : undefined;
+  const xml = buildSamlResponse({ ...signer, user: active.user, session: active.session, nameId, ...(identity && { identity }) });
   // A session participant now: a logout elsewhere sends this application a LogoutRequest for this NameID.
   await recordSamlParticipant(services.store.db, {
     session_id: active.session.id,

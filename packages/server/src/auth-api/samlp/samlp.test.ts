@@ -206,6 +206,45 @@ describe('SAML identity provider (/samlp)', () => {
     expect(readForm(await posted.text(), test.url).fields.RelayState).toBe('/reports');
   });
 
+  it('passes unmapped claims through (prefixed, or as-is), adds the identity, and types the values, as the add-on says', async () => {
+    const app = await createApp(test, { name: 'SAML claims app', app_type: 'regular_web', token_endpoint_auth_method: 'client_secret_post', grant_types: ['authorization_code'], callbacks: [ACS], addons: { samlp: samlp() } });
+    const browser = new TestBrowser();
+    await logInThroughPage(browser, await serviceProvider(app.client_id).getAuthorizeUrlAsync('', undefined, {}));
+    /** Attribute name → [xsi:type, values] of an IdP-initiated Response for the app (the session exists). */
+    const attributesNow = async () => {
+      const form = readForm(await (await browser.get(`${test.url}/samlp/${app.client_id}`)).text(), test.url);
+      const lenient = serviceProvider(app.client_id, { validateInResponseTo: ValidateInResponseTo.ifPresent });
+      await lenient.validatePostResponseAsync({ SAMLResponse: form.fields.SAMLResponse! }); // still signed as the SP expects
+      const xml = Buffer.from(form.fields.SAMLResponse!, 'base64').toString();
+      const found = new Map<string, [string, string[]]>();
+      for (const [, name, body] of xml.matchAll(/<saml:Attribute Name="([^"]+)"[^>]*>(.*?)<\/saml:Attribute>/g)) {
+        const values = [...body!.matchAll(/xsi:type="([^"]+)">([^<]*)</g)];
+        found.set(name!, [values[0]![1]!, values.map((v) => v[2]!)]);
+      }
+      return found;
+    };
+    const PREFIX = 'http://schemas.auth0.com/';
+    const byDefault = await attributesNow();
+    expect(byDefault.get(`${PREFIX}email_verified`)).toEqual(['xs:boolean', ['false']]);
+    expect(byDefault.get(`${PREFIX}nickname`)).toEqual(['xs:string', ['ada']]);
+    expect(byDefault.get('department')).toEqual(['xs:string', ['Engines']]);
+    expect(byDefault.has(`${PREFIX}user_metadata`)).toBe(false); // objects only through mappings
+    expect(byDefault.get(`${PREFIX}identities/default/provider`)).toEqual(['xs:string', ['auth0']]);
+    expect(byDefault.get(`${PREFIX}identities/default/connection`)).toEqual(['xs:string', ['Username-Password-Authentication']]);
+    expect(byDefault.get(`${PREFIX}identities/default/isSocial`)).toEqual(['xs:boolean', ['false']]);
+
+    const patch = (extra: Record<string, unknown>) => management(test, 'PATCH', `/clients/${app.client_id}`, { addons: { samlp: samlp(extra) } });
+    expect((await patch({ mapUnknownClaimsAsIs: true, mapIdentities: false, typedAttributes: false })).status).toBe(200);
+    const asIs = await attributesNow();
+    expect(asIs.get('nickname')).toEqual(['xs:anyType', ['ada']]);
+    expect(asIs.has(`${PREFIX}nickname`)).toBe(false);
+    expect([...asIs.keys()].some((name) => name.includes('identities/'))).toBe(false);
+    expect(new Set([...asIs.values()].map(([type]) => type))).toEqual(new Set(['xs:anyType']));
+
+    expect((await patch({ passthroughClaimsWithNoMapping: false, createUpnClaim: false, mapIdentities: false })).status).toBe(200);
+    expect([...(await attributesNow()).keys()].sort()).toEqual(['department', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/nameidentifier']);
+  });
+
   it('shares the SSO session with OpenID Connect: after an OIDC login, the SAML application signs in without a password', async () => {
     const oidc = await createApp(test, { name: 'OIDC app' });
     const browser = new TestBrowser();
