@@ -6,7 +6,7 @@
  * does, since the keys are shared by every tenant of this server.
  */
 /** The social presets that can use development keys. */
-export const SOCIAL_PRESETS: readonly string[] = ['google-oauth2', 'github'];
+export const SOCIAL_PRESETS: readonly string[] = ['google-oauth2', 'github', 'windowslive', 'facebook', 'linkedin'];
 
 export interface DevelopmentKeys {
   client_id: string;

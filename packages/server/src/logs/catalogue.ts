@@ -47,6 +47,6 @@ export type LogEventType = keyof typeof LOG_EVENT_TYPES;
 export function strategyType(strategy: string): string {
   if (strategy === 'auth0') return 'database';
   if (strategy === 'email' || strategy === 'sms') return 'passwordless';
-  if (strategy === 'oauth2' || strategy === 'google-oauth2' || strategy === 'github') return 'social';
+  if (['oauth2', 'google-oauth2', 'github', 'windowslive', 'facebook', 'linkedin'].includes(strategy)) return 'social';
   return 'enterprise';
 }

@@ -29,7 +29,10 @@ import {
   type ConnectionProperties,
 } from '../store/connections.js';
 import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sms.js';
+import { facebookStrategy } from '../federation/facebook.js';
 import { githubStrategy } from '../federation/github.js';
+import { linkedinStrategy } from '../federation/linkedin.js';
+import { windowsliveStrategy } from '../federation/windowslive.js';
 import { samlpStrategy } from '../federation/samlp.js';
 import { googleStrategy } from '../federation/google-oauth2.js';
 import { oauth2Strategy } from '../federation/oauth2.js';
@@ -40,7 +43,7 @@ import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 import { selectFields } from './user-view.js';
 
-export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github', 'samlp'] as const;
+export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github', 'windowslive', 'facebook', 'linkedin', 'samlp'] as const;
 export type SupportedStrategy = (typeof SUPPORTED_STRATEGIES)[number];
 
 const CONNECTION_ID = '^con_[A-Za-z0-9]{16}$';
@@ -153,10 +156,13 @@ const OPTION_VALIDATORS = {
   oauth2: Compile(oauth2Strategy.optionsSchema),
   'google-oauth2': Compile(googleStrategy.optionsSchema),
   github: Compile(githubStrategy.optionsSchema),
+  windowslive: Compile(windowsliveStrategy.optionsSchema),
+  facebook: Compile(facebookStrategy.optionsSchema),
+  linkedin: Compile(linkedinStrategy.optionsSchema),
   samlp: Compile(samlpStrategy.optionsSchema),
 } as const;
 
-const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github, samlp); secrets (client_secret, private keys) are write-only' });
+const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github, windowslive, facebook, linkedin, samlp); secrets (client_secret, private keys) are write-only' });
 const Metadata = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 }), { maxProperties: 10 });
 const Active = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const ClientId = Type.String({ minLength: 1, maxLength: 64 });
@@ -309,6 +315,9 @@ function defaultOptions(strategy: SupportedStrategy): Record<string, unknown> {
     case 'oauth2':
     case 'google-oauth2':
     case 'github':
+    case 'windowslive':
+    case 'facebook':
+    case 'linkedin':
     case 'samlp':
       return federationStrategy(strategy)!.defaultOptions();
   }
