@@ -14,10 +14,11 @@ import { createApp, createUser, management, readForm, TestBrowser, type TestApp 
 const PASSWORD = 'correct horse battery staple 9';
 const CALLBACK = 'http://127.0.0.1:9/callback';
 /**
- * Queries a request does not cause: cache refills and the tenant log written after the answer; and the background
- * workers: log streams, and the raw SQL of the outbox, deliveries, jobs and change bus, which quotes no identifiers.
+ * Queries a request does not cause: cache refills and the tenant log (with its stats rollups) written after the
+ * answer; and the background workers: log streams, back-channel logout deliveries, and the raw SQL of the outbox,
+ * deliveries, jobs and change bus, which quotes no identifiers.
  */
-const NOISE = /"logs"|"log_streams"|from "clients"|from "tenants"|^[^"]*$/;
+const NOISE = /"logs"|"log_streams"|"log_daily_counts"|"log_user_logins"|"backchannel_logout_deliveries"|from "clients"|from "tenants"|^[^"]*$/;
 
 const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
 
