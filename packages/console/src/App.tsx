@@ -32,7 +32,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Signe
   else if (section === 'event-streams') page = id ? <StreamDetail api={api} id={id} /> : <EventStreams api={api} />;
   else if (section === 'users') page = id ? <UserDetail api={api} id={id} /> : <Users api={api} />;
   else if (section === 'deliveries') page = <Deliveries api={api} />;
-  else page = <Home config={config} />;
+  else page = <Home config={config} api={api} />;
 
   return (
     <>

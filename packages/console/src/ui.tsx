@@ -1,5 +1,5 @@
 /** The console's small shared pieces: loading data, errors in place, confirmation, paging, URL lists. */
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { messageOf } from './api.js';
 
 export interface Loaded<T> {
@@ -51,14 +51,16 @@ export function Notice({ children }: { children: ReactNode }) {
  */
 export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; danger?: boolean; onConfirm: () => Promise<void> | void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  // One id per button: a page may show the same label many times (Remove, Revoke on each row).
+  const questionId = useId();
   const [busy, setBusy] = useState(false);
   return (
     <>
       <button type="button" className={props.danger ? 'danger' : ''} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={`${props.label}-question`.replace(/\W+/g, '-')}>
-        <p id={`${props.label}-question`.replace(/\W+/g, '-')}>{props.question}</p>
+      <dialog ref={dialog} aria-labelledby={questionId}>
+        <p id={questionId}>{props.question}</p>
         <div className="actions">
           <button type="button" onClick={() => dialog.current?.close()}>
             Cancel
