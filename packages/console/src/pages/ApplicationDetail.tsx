@@ -49,6 +49,33 @@ const GRANT_TYPES: [string, string][] = [
 
 const GRANTS_PER_PAGE = 10;
 
+/** A grant's scopes as boxes; a box changes at once and is saved at once (the list reloads after). */
+function GrantScopes({ grant, rs, onSave }: { grant: ClientGrant; rs: ResourceServer; onSave: (scope: string[]) => Promise<void> }) {
+  const [scope, setScope] = useState(grant.scope);
+  useEffect(() => setScope(grant.scope), [grant.scope]);
+  return (
+    <fieldset>
+      <legend>Scopes for {rs.name}</legend>
+      <div className="choices">
+        {rs.scopes.map((s) => (
+          <label className="check" key={s.value}>
+            <input
+              type="checkbox"
+              checked={scope.includes(s.value)}
+              onChange={() => {
+                const next = scope.includes(s.value) ? scope.filter((v) => v !== s.value) : [...scope, s.value];
+                setScope(next);
+                void onSave(next);
+              }}
+            />
+            {s.value}
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
 /**
  * The APIs an application may get client-credentials tokens for (its client grants): each grant's scopes,
  * editable, and removable; a new grant starts with all the API's scopes.
@@ -66,10 +93,11 @@ function ClientGrants({ api, app, onChange }: { api: ManagementApi; app: Applica
     setError(undefined);
     try {
       await run();
-      grants.reload();
     } catch (err) {
       setError(messageOf(err));
     }
+    // Success or not, show what the API now holds (a refused scope change puts its box back).
+    grants.reload();
   };
   const grant = async (event: FormEvent) => {
     event.preventDefault();
@@ -85,7 +113,6 @@ function ClientGrants({ api, app, onChange }: { api: ManagementApi; app: Applica
       <ul className="plain" aria-label="Authorized APIs">
         {grants.data?.items.map((g) => {
           const rs = apis.data?.items.find((r) => r.identifier === g.audience);
-          const toggle = (value: string) => act(() => api.request('PATCH', `/client-grants/${encodeURIComponent(g.id)}`, { scope: g.scope.includes(value) ? g.scope.filter((s) => s !== value) : [...g.scope, value] }));
           return (
             <li key={g.id}>
               <div className="row">
@@ -93,17 +120,7 @@ function ClientGrants({ api, app, onChange }: { api: ManagementApi; app: Applica
                 <ConfirmButton label="Remove access" question={`Stop ${app.name} getting tokens for ${g.audience}?`} confirmLabel="Remove access" danger onConfirm={() => act(() => api.request('DELETE', `/client-grants/${encodeURIComponent(g.id)}`))} />
               </div>
               {rs && rs.scopes.length > 0 ? (
-                <fieldset>
-                  <legend>Scopes for {rs.name}</legend>
-                  <div className="choices">
-                    {rs.scopes.map((s) => (
-                      <label className="check" key={s.value}>
-                        <input type="checkbox" checked={g.scope.includes(s.value)} onChange={() => void toggle(s.value)} />
-                        {s.value}
-                      </label>
-                    ))}
-                  </div>
-                </fieldset>
+                <GrantScopes grant={g} rs={rs} onSave={(scope) => act(() => api.request('PATCH', `/client-grants/${encodeURIComponent(g.id)}`, { scope }))} />
               ) : (
                 g.scope.length > 0 && <span className="muted">({g.scope.join(' ')})</span>
               )}
@@ -202,7 +219,9 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
   const [draft, setDraft] = useState<Draft>();
   const [error, setError] = useState<string>();
   const [saved, setSaved] = useState(false);
-  const [secret, setSecret] = useState<string | undefined>(() => createdSecrets.get(id));
+  const [secret] = useState<string | undefined>(() => createdSecrets.get(id));
+  // A rotated secret is shown where it was asked for, in the credentials card.
+  const [rotated, setRotated] = useState<string>();
   useEffect(() => {
     // Shown once: forget it as soon as this page has it.
     createdSecrets.delete(id);
@@ -261,7 +280,7 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
         </div>
       </dl>
       {secret && <SecretOnce label="Client secret" value={secret} />}
-      {app.app_type === 'non_interactive' && <MachineQuickStart api={api} app={app} domain={domain} {...(secret !== undefined && { secret })} />}
+      {app.app_type === 'non_interactive' && <MachineQuickStart api={api} app={app} domain={domain} {...((rotated ?? secret) !== undefined && { secret: rotated ?? secret })} />}
       <form className="card" onSubmit={save} aria-labelledby="settings">
         <h2 id="settings">Settings</h2>
         <div className="field">
@@ -325,13 +344,14 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
             danger
             onConfirm={async () => {
               try {
-                const rotated = await api.request<Application>('POST', `/clients/${encodeURIComponent(id)}/rotate-secret`);
-                setSecret(rotated.client_secret);
+                const answer = await api.request<Application>('POST', `/clients/${encodeURIComponent(id)}/rotate-secret`);
+                setRotated(answer.client_secret);
               } catch (err) {
                 setError(messageOf(err));
               }
             }}
           />
+          {rotated && <SecretOnce label="New client secret" value={rotated} />}
         </section>
       )}
     </>

@@ -181,7 +181,7 @@ function Roles({ api, path }: { api: ManagementApi; path: string }) {
   const choices = (all.data?.items ?? []).filter((r) => !held.has(r.id));
   const assign = async (event: FormEvent) => {
     event.preventDefault();
-    const role = chosen || choices[0]?.id;
+    const role = chosen;
     if (role && (await act(() => api.request('POST', `${path}/roles`, { roles: [role] })))) {
       setChosen('');
       roles.reload();
@@ -195,7 +195,7 @@ function Roles({ api, path }: { api: ManagementApi; path: string }) {
         {roles.data?.items.map((role) => (
           <li key={role.id} className="row">
             <span className="grow">
-              {role.name} {role.description && <span className="muted">— {role.description}</span>}
+              <strong>{role.name}</strong> {role.description && <span className="muted">— {role.description}</span>}
             </span>
             <ConfirmButton label="Remove" question={`Remove the role ${role.name} from this user?`} confirmLabel="Remove role" danger onConfirm={async () => void ((await act(() => api.request('DELETE', `${path}/roles`, { roles: [role.id] }))) && roles.reload())} />
           </li>
@@ -206,7 +206,8 @@ function Roles({ api, path }: { api: ManagementApi; path: string }) {
         <form className="row" onSubmit={assign}>
           <div className="field grow">
             <label htmlFor="assign-role">Role to assign</label>
-            <select id="assign-role" value={chosen || choices[0]?.id} onChange={(e) => setChosen(e.target.value)}>
+            <select id="assign-role" required value={chosen} onChange={(e) => setChosen(e.target.value)}>
+              <option value="">Choose a role…</option>
               {choices.map((r) => (
                 <option key={r.id} value={r.id}>
                   {r.name}
