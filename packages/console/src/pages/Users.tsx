@@ -79,25 +79,27 @@ export function Users({ api }: { api: ManagementApi }) {
     <>
       <h1>Users</h1>
       <CreateUser api={api} />
-      <form role="search" className="row" onSubmit={search}>
-        <div className="field grow">
-          <label htmlFor="user-search">Search</label>
-          <input
-            id="user-search"
-            type="search"
-            value={typed}
-            placeholder='jane, email:"jane@example.com", blocked:true'
-            aria-describedby="user-search-hint"
-            onChange={(e) => setTyped(e.target.value)}
-          />
-          <small id="user-search-hint">
-            A word matches the start of an email, name, nickname or username. <code>field:value</code>, <code>field:"two words"</code> and{' '}
-            <code>value*</code> (a prefix) narrow it; terms are joined with AND (no OR, NOT or parentheses).
-          </small>
+      <form role="search" onSubmit={search}>
+        <div className="row">
+          <div className="field grow">
+            <label htmlFor="user-search">Search</label>
+            <input
+              id="user-search"
+              type="search"
+              value={typed}
+              placeholder='jane, email:"jane@example.com", blocked:true'
+              aria-describedby="user-search-hint"
+              onChange={(e) => setTyped(e.target.value)}
+            />
+          </div>
+          <button type="submit" className="primary">
+            Search
+          </button>
         </div>
-        <button type="submit" className="primary">
-          Search
-        </button>
+        <p id="user-search-hint" className="muted small">
+          A word matches the start of an email, name, nickname or username. <code>field:value</code>, <code>field:"two words"</code> and <code>value*</code> (a
+          prefix) narrow it; terms are joined with AND (no OR, NOT or parentheses).
+        </p>
       </form>
       <details className="small">
         <summary>Fields you can search</summary>
