@@ -225,6 +225,18 @@ describe('admin console in Chromium', () => {
     expect(await snippet('express-openid-connect')).toContain(`issuerBaseURL: '${server.url}'`);
     expect(await snippet('express-openid-connect')).toContain(`baseURL: '${spaOrigin}'`);
     expect(await snippet('express-oauth2-jwt-bearer')).toContain(`issuerBaseURL: '${server.url}'`);
+    // express-openid-connect checks its options when auth() is called (an unknown or misspelt one throws): the
+    // snippet, run as shown, passes; the same with a misspelt option does not.
+    const runExpressSnippet = (code: string) => {
+      const registered: string[] = [];
+      const app = { use: (handler: unknown) => registered.push(`use ${typeof handler}`), get: (route: string) => registered.push(`get ${route}`) };
+      const env = { CLIENT_SECRET: 'the-application-secret', SESSION_SECRET: 'a-long-enough-cookie-secret-for-the-app-session' };
+      new Function('require', 'app', 'process', code)(require, app, { env });
+      return registered;
+    };
+    const expressSnippet = await snippet('express-openid-connect');
+    expect(runExpressSnippet(expressSnippet)).toEqual(['use function', 'get /profile']);
+    expect(() => runExpressSnippet(expressSnippet.replace('authRequired:', 'authRequire:'))).toThrow('"authRequire" is not allowed');
     inaccessible.push(...(await lookAt(page, 'home-quick-start')));
 
     // A person logs in to that app with auth0-spa-js on the other origin, configured by that snippet as shown,
