@@ -131,19 +131,22 @@ function SuspiciousIpCard({ api }: { api: ManagementApi }) {
     >
       <CheckField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
       <div className="row by-label">
-        <TextField grow label="Failed logins per IP address" type="number" min={1} required value={String(draft.stage['pre-login'].max_attempts)} onValue={(v) => stage('pre-login', 'max_attempts', v)} />
+        <TextField grow label="Failed logins allowed per IP address" type="number" min={1} required value={String(draft.stage['pre-login'].max_attempts)} onValue={(v) => stage('pre-login', 'max_attempts', v)} />
         <TextField
           grow
-          label="Login attempt given back every (ms)"
+          label="One login attempt given back every (seconds)"
           type="number"
-          min={1}
+          min={0.001}
+          step="any"
           required
-          value={String(draft.stage['pre-login'].rate)}
-          onValue={(v) => stage('pre-login', 'rate', v)}
+          value={String(draft.stage['pre-login'].rate / 1000)}
+          onValue={(v) => stage('pre-login', 'rate', String(Math.round(Number(v) * 1000)))}
         />
+      </div>
+      <div className="row by-label">
         <TextField
           grow
-          label="Sign-ups per IP address"
+          label="Sign-ups allowed per IP address"
           type="number"
           min={1}
           required
@@ -152,12 +155,13 @@ function SuspiciousIpCard({ api }: { api: ManagementApi }) {
         />
         <TextField
           grow
-          label="Sign-up given back every (ms)"
+          label="One sign-up given back every (seconds)"
           type="number"
-          min={1}
+          min={0.001}
+          step="any"
           required
-          value={String(draft.stage['pre-user-registration'].rate)}
-          onValue={(v) => stage('pre-user-registration', 'rate', v)}
+          value={String(draft.stage['pre-user-registration'].rate / 1000)}
+          onValue={(v) => stage('pre-user-registration', 'rate', String(Math.round(Number(v) * 1000)))}
         />
       </div>
       <Choices

@@ -4,7 +4,7 @@
  * the stored one), the applications it is enabled for, and deleting it with its users.
  */
 import { useEffect, useState } from 'react';
-import type { ManagementApi } from '../api.js';
+import { messageOf, type ManagementApi } from '../api.js';
 import { DataTable, usePagedList } from '../components/DataTable.js';
 import { CheckField, SelectField, TextArea, TextField } from '../components/fields.js';
 import { FormCard } from '../components/FormCard.js';
@@ -28,6 +28,8 @@ interface Client {
 }
 
 type Values = Record<string, string | boolean>;
+
+const APP_TYPES: Record<string, string> = { spa: 'Single-page', regular_web: 'Regular web', native: 'Native', non_interactive: 'Machine-to-machine' };
 
 /** What a new connection of the strategy starts with in the form (the server's own defaults, shown). */
 const STARTING: Record<string, Record<string, unknown>> = {
@@ -175,14 +177,18 @@ export function Connections({ api }: { api: ManagementApi }) {
 function EnabledApplications({ api, connection, onChange }: { api: ManagementApi; connection: Connection; onChange: () => void }) {
   const paged = usePagedList<Client>(api, '/clients', 'clients', 20, { fields: 'client_id,name,app_type', include_fields: 'true' });
   const [error, setError] = useState<string>();
-  const enabled = new Set(connection.enabled_clients);
+  // A switch shows its new state at once; it goes back if the API refuses.
+  const [switched, setSwitched] = useState<Record<string, boolean>>({});
+  const enabled = (clientId: string) => switched[clientId] ?? connection.enabled_clients.includes(clientId);
   const toggle = async (client: Client, on: boolean) => {
     setError(undefined);
+    setSwitched((s) => ({ ...s, [client.client_id]: on }));
     try {
       await api.request('PATCH', `/connections/${encodeURIComponent(connection.id)}/clients`, [{ client_id: client.client_id, status: on }]);
       onChange();
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setSwitched(({ [client.client_id]: _dropped, ...rest }) => rest);
+      setError(messageOf(err));
     }
   };
   return (
@@ -196,8 +202,8 @@ function EnabledApplications({ api, connection, onChange }: { api: ManagementApi
         rowKey={(c) => c.client_id}
         empty="No applications yet."
         columns={[
-          { label: 'Application', cell: (c) => <CheckField label={c.name} checked={enabled.has(c.client_id)} onValue={(on) => void toggle(c, on)} /> },
-          { label: 'Type', cell: (c) => c.app_type ?? '—' },
+          { label: 'Application', cell: (c) => <CheckField label={c.name} checked={enabled(c.client_id)} onValue={(on) => void toggle(c, on)} /> },
+          { label: 'Type', cell: (c) => (c.app_type ? (APP_TYPES[c.app_type] ?? c.app_type) : '—') },
         ]}
       />
     </section>
@@ -268,7 +274,7 @@ export function ConnectionDetail({ api, id }: { api: ManagementApi; id: string }
               await api.request('DELETE', path);
               go('connections');
             } catch (err) {
-              setError(err instanceof Error ? err.message : String(err));
+              setError(messageOf(err));
             }
           }}
         />

@@ -57,7 +57,7 @@ export function Organizations({ api }: { api: ManagementApi }) {
         }}
       >
         <div className="row by-label">
-          <TextField grow label="Identifier" required maxLength={50} pattern="[a-z0-9_-]+" hint="Lower-case letters, digits, - and _: what applications send as organization." value={name} onValue={setName} />
+          <TextField grow label="Identifier" required maxLength={50} pattern="[a-z0-9][a-z0-9_\-]*" hint="Lower-case letters, digits, - and _: what applications send as organization." value={name} onValue={setName} />
           <TextField grow label="Display name" maxLength={255} value={displayName} onValue={setDisplayName} />
         </div>
       </FormCard>
@@ -88,7 +88,7 @@ function MemberRoles({ api, base, member, roles, onChange }: { api: ManagementAp
       <ul className="tags" aria-label={`Roles of ${who}`}>
         {(member.roles ?? []).map((r) => (
           <li key={r.id}>
-            {r.name}{' '}
+            <span>{r.name}</span>
             <ConfirmButton
               label="×"
               accessibleName={`Remove the role ${r.name} from ${who}`}

@@ -126,8 +126,10 @@ function RememberBrowserSettings({ api }: { api: ManagementApi }) {
         return 'Saved.';
       }}
     >
-      <CheckField label="Offer “Remember this browser” on the MFA pages" checked={draft.display_remember_me_checkbox} onValue={(v) => set({ display_remember_me_checkbox: v })} />
-      <CheckField label="Ticked by default" checked={draft.remember_me_default_value} disabled={!draft.display_remember_me_checkbox} onValue={(v) => set({ remember_me_default_value: v })} />
+      <div className="check-group">
+        <CheckField label="Offer “Remember this browser” on the MFA pages" checked={draft.display_remember_me_checkbox} onValue={(v) => set({ display_remember_me_checkbox: v })} />
+        <CheckField label="Ticked by default" checked={draft.remember_me_default_value} disabled={!draft.display_remember_me_checkbox} onValue={(v) => set({ remember_me_default_value: v })} />
+      </div>
       <div className="row by-label">
         <TextField
           grow
