@@ -1,32 +1,35 @@
 /** The console's frame: a skip link, the navigation, and the page the hash route names. */
-import { lazy, useMemo } from 'react';
+import { useEffect, useMemo } from 'react';
 import { ManagementApi } from './api.js';
 import { signOut, type SignedIn } from './auth.js';
+import { lazyPage } from './components/lazyPage.js';
 import { PageBoundary } from './components/PageBoundary.js';
 import type { ConsoleConfig } from './config.js';
 import { Home } from './pages/Home.js';
 import { NoAccess } from './pages/NoAccess.js';
 import { href, useRoute } from './router.js';
 
-// Every page but the home page is its own chunk, loaded when first visited (the bundle budget: README).
-const ApplicationDetail = lazy(() => import('./pages/ApplicationDetail.js').then((m) => ({ default: m.ApplicationDetail })));
-const Applications = lazy(() => import('./pages/Applications.js').then((m) => ({ default: m.Applications })));
-const ApiDetail = lazy(() => import('./pages/Apis.js').then((m) => ({ default: m.ApiDetail })));
-const Apis = lazy(() => import('./pages/Apis.js').then((m) => ({ default: m.Apis })));
-const Deliveries = lazy(() => import('./pages/Deliveries.js').then((m) => ({ default: m.Deliveries })));
-const EventStreams = lazy(() => import('./pages/EventStreams.js').then((m) => ({ default: m.EventStreams })));
-const StreamDetail = lazy(() => import('./pages/EventStreams.js').then((m) => ({ default: m.StreamDetail })));
-const UserDetail = lazy(() => import('./pages/Users.js').then((m) => ({ default: m.UserDetail })));
-const Users = lazy(() => import('./pages/Users.js').then((m) => ({ default: m.Users })));
-const Connections = lazy(() => import('./pages/Connections.js').then((m) => ({ default: m.Connections })));
-const ConnectionDetail = lazy(() => import('./pages/Connections.js').then((m) => ({ default: m.ConnectionDetail })));
-const Organizations = lazy(() => import('./pages/Organizations.js').then((m) => ({ default: m.Organizations })));
-const OrganizationDetail = lazy(() => import('./pages/Organizations.js').then((m) => ({ default: m.OrganizationDetail })));
-const Roles = lazy(() => import('./pages/Roles.js').then((m) => ({ default: m.Roles })));
-const RoleDetail = lazy(() => import('./pages/Roles.js').then((m) => ({ default: m.RoleDetail })));
-const AttackProtection = lazy(() => import('./pages/AttackProtection.js').then((m) => ({ default: m.AttackProtection })));
-const Branding = lazy(() => import('./pages/Branding.js').then((m) => ({ default: m.Branding })));
-const TenantSettings = lazy(() => import('./pages/TenantSettings.js').then((m) => ({ default: m.TenantSettings })));
+// Every page but the home page is its own chunk (the bundle budget: README), preloaded once the console is up.
+const ApplicationDetail = lazyPage(() => import('./pages/ApplicationDetail.js').then((m) => m.ApplicationDetail));
+const Applications = lazyPage(() => import('./pages/Applications.js').then((m) => m.Applications));
+const ApiDetail = lazyPage(() => import('./pages/Apis.js').then((m) => m.ApiDetail));
+const Apis = lazyPage(() => import('./pages/Apis.js').then((m) => m.Apis));
+const Deliveries = lazyPage(() => import('./pages/Deliveries.js').then((m) => m.Deliveries));
+const EventStreams = lazyPage(() => import('./pages/EventStreams.js').then((m) => m.EventStreams));
+const StreamDetail = lazyPage(() => import('./pages/EventStreams.js').then((m) => m.StreamDetail));
+const UserDetail = lazyPage(() => import('./pages/Users.js').then((m) => m.UserDetail));
+const Users = lazyPage(() => import('./pages/Users.js').then((m) => m.Users));
+const Connections = lazyPage(() => import('./pages/Connections.js').then((m) => m.Connections));
+const ConnectionDetail = lazyPage(() => import('./pages/Connections.js').then((m) => m.ConnectionDetail));
+const Organizations = lazyPage(() => import('./pages/Organizations.js').then((m) => m.Organizations));
+const OrganizationDetail = lazyPage(() => import('./pages/Organizations.js').then((m) => m.OrganizationDetail));
+const Roles = lazyPage(() => import('./pages/Roles.js').then((m) => m.Roles));
+const RoleDetail = lazyPage(() => import('./pages/Roles.js').then((m) => m.RoleDetail));
+const AttackProtection = lazyPage(() => import('./pages/AttackProtection.js').then((m) => m.AttackProtection));
+const Branding = lazyPage(() => import('./pages/Branding.js').then((m) => m.Branding));
+const TenantSettings = lazyPage(() => import('./pages/TenantSettings.js').then((m) => m.TenantSettings));
+
+const PAGES = [ApplicationDetail, Applications, ApiDetail, Apis, Deliveries, EventStreams, StreamDetail, UserDetail, Users, Connections, ConnectionDetail, Organizations, OrganizationDetail, Roles, RoleDetail, AttackProtection, Branding, TenantSettings];
 
 const SECTIONS = [
   { path: '', label: 'Getting started' },
@@ -45,6 +48,13 @@ const SECTIONS = [
 export function App({ config, session }: { config: ConsoleConfig; session: SignedIn }) {
   const api = useMemo(() => new ManagementApi(session.client), [session.client]);
   const [section = '', id] = useRoute();
+  useEffect(() => {
+    // After the first page is shown, not before: the initial load stays within its budget. A page that fails
+    // to load here says so when it is shown (PageBoundary).
+    if (session.permissions.length === 0) return;
+    const timer = setTimeout(() => PAGES.forEach((page) => void page.preload().catch(() => undefined)), 0);
+    return () => clearTimeout(timer);
+  }, [session.permissions.length]);
   if (session.permissions.length === 0) return <NoAccess who={session.who} onSignOut={() => void signOut(session.client)} />;
 
   let page;

@@ -173,9 +173,12 @@ export function Connections({ api }: { api: ManagementApi }) {
   );
 }
 
-/** Which applications may use the connection: their list paged, each a switch (PATCH /connections/{id}/clients). */
+/**
+ * Which applications may use the connection: their list paged, each a switch (PATCH /connections/{id}/clients).
+ * Not the global client ("All Applications"): nobody signs in to it.
+ */
 function EnabledApplications({ api, connection, onChange }: { api: ManagementApi; connection: Connection; onChange: () => void }) {
-  const paged = usePagedList<Client>(api, '/clients', 'clients', 20, { fields: 'client_id,name,app_type', include_fields: 'true' });
+  const paged = usePagedList<Client>(api, '/clients', 'clients', 20, { fields: 'client_id,name,app_type', include_fields: 'true', is_global: 'false' });
   const [error, setError] = useState<string>();
   // A switch shows its new state at once; it goes back if the API refuses.
   const [switched, setSwitched] = useState<Record<string, boolean>>({});

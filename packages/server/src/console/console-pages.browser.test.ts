@@ -143,8 +143,9 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     const created = await json<{ strategy: string; options: Record<string, unknown> }>(await management(server, 'GET', `/connections/${id}`));
     expect(created.strategy).toBe('auth0');
     expect(created.options).toMatchObject({ passwordPolicy: 'good', password_complexity_options: { min_length: 16 }, brute_force_protection: true });
-    // Enabled for the application, from the connection's page.
+    // Enabled for the application, from the connection's page (the global client is not offered).
     await page.getByRole('checkbox', { name: 'Partner portal' }).check();
+    expect(await page.getByRole('checkbox', { name: 'All Applications' }).count()).toBe(0);
     await expect.poll(async () => (await json<{ enabled_clients: string[] }>(await management(server, 'GET', `/connections/${id}`))).enabled_clients).toContain(app.client_id);
     await lookAt('connection-database');
 
@@ -219,9 +220,19 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     await page.getByRole('button', { name: 'Assign role' }).click();
     await page.getByRole('table', { name: 'Users who hold this role' }).getByRole('link', { name: MEMBER.email }).waitFor();
     await lookAt('role');
-    // Removing write:orders asks first.
-    await page.getByRole('button', { name: 'Remove the permission write:orders' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Remove permission' }).click();
+    // Removing write:orders asks first; with the keyboard alone: Escape cancels, then Tab to confirm.
+    const remove = page.getByRole('button', { name: 'Remove the permission write:orders' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).waitFor();
+    await expect.poll(() => page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).evaluate((e) => e === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
     await expect.poll(() => page.getByRole('table', { name: 'Permissions this role grants' }).getByText('write:orders', { exact: true }).count()).toBe(0);
     const permissions = await json<{ permission_name: string }[]>(await management(server, 'GET', `/users/${encodeURIComponent(member.user_id)}/permissions`));
     expect(permissions.map((p) => p.permission_name)).toEqual(['read:orders']);
@@ -229,9 +240,18 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     await page.getByLabel('User’s email').fill('nobody@example.com');
     await page.getByRole('button', { name: 'Assign role' }).click();
     await page.getByRole('alert').filter({ hasText: 'No user has the email nobody@example.com.' }).waitFor();
+    // The list pages with the API's paging: 20 a page.
+    for (let i = 1; i <= 20; i++) await json(await management(server, 'POST', '/roles', { name: `Filler ${String(i).padStart(2, '0')}` }));
     await nav().getByRole('link', { name: 'Roles' }).click();
-    await page.getByRole('link', { name: 'Order reader' }).waitFor();
+    const pager = page.getByRole('navigation', { name: 'Pages' });
+    await pager.getByText('Page 1 of 2').waitFor();
     await lookAt('roles');
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await pager.getByText('Page 2 of 2').waitFor();
+    const { total } = await json<{ total: number }>(await management(server, 'GET', '/roles?include_totals=true&per_page=1'));
+    expect(total).toBeGreaterThan(20);
+    expect(total).toBeLessThanOrEqual(40);
+    await expect.poll(() => page.getByRole('table', { name: 'Roles of this tenant' }).getByRole('link').count()).toBe(total - 20);
   });
 
   it('creates an organization, adds a member by email with a role in it, and enables a connection', async () => {
