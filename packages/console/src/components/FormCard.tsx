@@ -17,9 +17,11 @@ export interface FormCardProps {
   /** Other buttons beside the submit button. */
   actions?: ReactNode;
   testId?: string;
+  /** Folded under its title until opened (a long form above a list). */
+  folded?: boolean;
 }
 
-export function FormCard({ title, submitLabel, onSubmit, children, intro, actions, testId }: FormCardProps) {
+export function FormCard({ title, submitLabel, onSubmit, children, intro, actions, testId, folded }: FormCardProps) {
   const id = useId();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
@@ -38,9 +40,8 @@ export function FormCard({ title, submitLabel, onSubmit, children, intro, action
       setBusy(false);
     }
   };
-  return (
-    <form className="card" onSubmit={submit} aria-labelledby={id} data-testid={testId}>
-      <h2 id={id}>{title}</h2>
+  const body = (
+    <>
       {intro}
       {children}
       <ErrorNotice message={error} />
@@ -51,6 +52,22 @@ export function FormCard({ title, submitLabel, onSubmit, children, intro, action
         </button>
         {actions}
       </div>
+    </>
+  );
+  if (folded) {
+    return (
+      <details className="card" data-testid={testId}>
+        <summary id={id}>{title}</summary>
+        <form onSubmit={submit} aria-labelledby={id}>
+          {body}
+        </form>
+      </details>
+    );
+  }
+  return (
+    <form className="card" onSubmit={submit} aria-labelledby={id} data-testid={testId}>
+      <h2 id={id}>{title}</h2>
+      {body}
     </form>
   );
 }

@@ -115,6 +115,8 @@ function CreateConnection({ api }: { api: ManagementApi }) {
     <FormCard
       title="Create a connection"
       submitLabel="Create connection"
+      testId="create-connection"
+      folded
       onSubmit={async () => {
         const created = await api.request<Connection>('POST', '/connections', { name: name.trim(), strategy, options: optionsToSend(info.fields, {}, values) });
         go('connections', created.id);
@@ -157,6 +159,7 @@ export function Connections({ api }: { api: ManagementApi }) {
     <>
       <h1>Connections</h1>
       <p className="lead">Where people sign in from: a database of passwords, passwordless codes, or another identity provider.</p>
+      <CreateConnection api={api} />
       <DataTable
         caption="Connections of this tenant"
         paged={paged}
@@ -168,7 +171,6 @@ export function Connections({ api }: { api: ManagementApi }) {
           { label: 'Applications', cell: (c) => c.enabled_clients.length },
         ]}
       />
-      <CreateConnection api={api} />
     </>
   );
 }

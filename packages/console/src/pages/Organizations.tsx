@@ -38,16 +38,6 @@ export function Organizations({ api }: { api: ManagementApi }) {
     <>
       <h1>Organizations</h1>
       <p className="lead">The companies or teams your users belong to: each with its members, their roles, and how they sign in.</p>
-      <DataTable
-        caption="Organizations of this tenant"
-        paged={paged}
-        rowKey={(o) => o.id}
-        empty="No organizations yet."
-        columns={[
-          { label: 'Name', cell: (o) => <a href={href('organizations', o.id)}>{o.display_name || o.name}</a> },
-          { label: 'Identifier', cell: (o) => <code>{o.name}</code> },
-        ]}
-      />
       <FormCard
         title="Create an organization"
         submitLabel="Create organization"
@@ -61,6 +51,16 @@ export function Organizations({ api }: { api: ManagementApi }) {
           <TextField grow label="Display name" maxLength={255} value={displayName} onValue={setDisplayName} />
         </div>
       </FormCard>
+      <DataTable
+        caption="Organizations of this tenant"
+        paged={paged}
+        rowKey={(o) => o.id}
+        empty="No organizations yet."
+        columns={[
+          { label: 'Name', cell: (o) => <a href={href('organizations', o.id)}>{o.display_name || o.name}</a> },
+          { label: 'Identifier', cell: (o) => <code>{o.name}</code> },
+        ]}
+      />
     </>
   );
 }

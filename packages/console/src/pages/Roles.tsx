@@ -53,16 +53,6 @@ export function Roles({ api }: { api: ManagementApi }) {
     <>
       <h1>Roles</h1>
       <p className="lead">Sets of permissions to your APIs, given to users: with RBAC on an API, a token holds only what its user’s roles grant.</p>
-      <DataTable
-        caption="Roles of this tenant"
-        paged={paged}
-        rowKey={(r) => r.id}
-        empty="No roles yet."
-        columns={[
-          { label: 'Name', cell: (r) => <a href={href('roles', r.id)}>{r.name}</a> },
-          { label: 'Description', cell: (r) => r.description || '—' },
-        ]}
-      />
       <FormCard
         title="Create a role"
         submitLabel="Create role"
@@ -76,6 +66,16 @@ export function Roles({ api }: { api: ManagementApi }) {
           <TextField grow label="Description" maxLength={255} value={description} onValue={setDescription} />
         </div>
       </FormCard>
+      <DataTable
+        caption="Roles of this tenant"
+        paged={paged}
+        rowKey={(r) => r.id}
+        empty="No roles yet."
+        columns={[
+          { label: 'Name', cell: (r) => <a href={href('roles', r.id)}>{r.name}</a> },
+          { label: 'Description', cell: (r) => r.description || '—' },
+        ]}
+      />
     </>
   );
 }

@@ -99,6 +99,12 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     });
   }
 
+  /** Unfolds the "Create a connection" form (folded above the list) unless it is open already. */
+  async function openCreateConnection(): Promise<void> {
+    const form = page.getByTestId('create-connection');
+    if (!(await form.evaluate((details) => (details as unknown as { open: boolean }).open))) await form.locator('summary').click();
+  }
+
   /** A hosted page of the flow /authorize starts for the test app, in a tab of its own (prompt=login: the admin's session would skip it). */
   async function hostedPage(query: Record<string, string> = {}): Promise<Page> {
     const tab = await browser.context.newPage();
@@ -132,6 +138,7 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     photographOnFailure();
     await nav().getByRole('link', { name: 'Connections' }).click();
     await page.getByRole('link', { name: 'Username-Password-Authentication' }).waitFor();
+    await openCreateConnection();
     await lookAt('connections');
     await page.getByLabel('Type').selectOption('auth0');
     await page.getByLabel('Name', { exact: true }).fill('Partners');
@@ -162,6 +169,7 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
 
     // A second connection of that name is refused, with the API's message in place.
     await nav().getByRole('link', { name: 'Connections' }).click();
+    await openCreateConnection();
     await page.getByLabel('Name', { exact: true }).fill('Partners');
     await page.getByRole('button', { name: 'Create connection' }).click();
     await page.getByRole('alert').filter({ hasText: 'A connection with the name Partners already exists' }).waitFor();
@@ -170,6 +178,7 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
   it('creates an OpenID Connect connection whose client secret is write-only: never shown, kept on save', async () => {
     photographOnFailure();
     await nav().getByRole('link', { name: 'Connections' }).click();
+    await openCreateConnection();
     await page.getByLabel('Type').selectOption('oidc');
     await page.getByLabel('Name', { exact: true }).fill('Corporate-SSO');
     await page.getByLabel('Client ID').fill('console-test-client');
