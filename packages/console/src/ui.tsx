@@ -49,14 +49,14 @@ export function Notice({ children }: { children: ReactNode }) {
  * A button that asks before doing something that cannot be undone, in a modal <dialog> (focus moves into it,
  * Escape cancels, as the browser does for modal dialogs).
  */
-export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; danger?: boolean; onConfirm: () => Promise<void> | void }) {
+export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; danger?: boolean; onConfirm: () => Promise<void> | void; accessibleName?: string }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  // One id per button: a page may show the same label many times (Remove, Revoke on each row).
-  const questionId = useId();
   const [busy, setBusy] = useState(false);
+  // Unique per button: a table may hold one "Remove" a row.
+  const questionId = useId();
   return (
     <>
-      <button type="button" className={props.danger ? 'danger' : ''} onClick={() => dialog.current?.showModal()}>
+      <button type="button" className={props.danger ? 'danger' : ''} aria-label={props.accessibleName} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
       <dialog ref={dialog} aria-labelledby={questionId}>

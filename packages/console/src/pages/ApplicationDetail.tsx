@@ -117,7 +117,7 @@ function ClientGrants({ api, app, onChange }: { api: ManagementApi; app: Applica
             <li key={g.id}>
               <div className="row">
                 <code className="grow">{g.audience}</code>
-                <ConfirmButton label="Remove access" question={`Stop ${app.name} getting tokens for ${g.audience}?`} confirmLabel="Remove access" danger onConfirm={() => act(() => api.request('DELETE', `/client-grants/${encodeURIComponent(g.id)}`))} />
+                <ConfirmButton label="Remove access" accessibleName={`Remove access to ${g.audience}`} question={`Stop ${app.name} getting tokens for ${g.audience}?`} confirmLabel="Remove access" danger onConfirm={() => act(() => api.request('DELETE', `/client-grants/${encodeURIComponent(g.id)}`))} />
               </div>
               {rs && rs.scopes.length > 0 ? (
                 <GrantScopes grant={g} rs={rs} onSave={(scope) => act(() => api.request('PATCH', `/client-grants/${encodeURIComponent(g.id)}`, { scope }))} />

@@ -197,7 +197,7 @@ function Roles({ api, path }: { api: ManagementApi; path: string }) {
             <span className="grow">
               <strong>{role.name}</strong> {role.description && <span className="muted">— {role.description}</span>}
             </span>
-            <ConfirmButton label="Remove" question={`Remove the role ${role.name} from this user?`} confirmLabel="Remove role" danger onConfirm={async () => void ((await act(() => api.request('DELETE', `${path}/roles`, { roles: [role.id] }))) && roles.reload())} />
+            <ConfirmButton label="Remove" accessibleName={`Remove role ${role.name}`} question={`Remove the role ${role.name} from this user?`} confirmLabel="Remove role" danger onConfirm={async () => void ((await act(() => api.request('DELETE', `${path}/roles`, { roles: [role.id] }))) && roles.reload())} />
           </li>
         ))}
       </ul>
@@ -270,6 +270,7 @@ function Identities({ api, path, user, onChanged }: { api: ManagementApi; path: 
             {i > 0 && (
               <ConfirmButton
                 label="Unlink"
+                accessibleName={`Unlink ${identity.provider}|${identity.user_id}`}
                 question={`Unlink ${identity.provider}|${identity.user_id}? It becomes a user of its own again.`}
                 confirmLabel="Unlink identity"
                 danger
@@ -367,6 +368,7 @@ function Sessions({ api, path }: { api: ManagementApi; path: string }) {
                 <td data-label="Actions">
                   <ConfirmButton
                     label="Revoke"
+                    accessibleName={`Revoke the session started ${when(s.created_at)}`}
                     question="Revoke this session? The browser is signed out, the refresh tokens issued from it stop working, and its applications are told."
                     confirmLabel="Revoke session"
                     danger

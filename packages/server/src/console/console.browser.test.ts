@@ -460,13 +460,13 @@ describe('admin console in Chromium', () => {
     // The linked identity, unlinked (confirmed): the other account is a user of its own again.
     const identities = page.getByRole('list', { name: 'Identities' });
     await expect.poll(() => identities.getByRole('listitem').count()).toBe(2);
-    await identities.getByRole('button', { name: 'Unlink' }).click();
+    await identities.getByRole('button', { name: `Unlink ${other.user_id}` }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Unlink identity' }).click();
     await expect.poll(() => identities.getByRole('listitem').count()).toBe(1);
     expect((await management(server, 'GET', `/users/${encodeURIComponent(other.user_id)}`)).status).toBe(200);
 
     // The session, revoked (confirmed): gone from the API, and that browser is signed out.
-    await page.getByTestId('session').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByTestId('session').getByRole('button', { name: /^Revoke the session started / }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke session' }).click();
     await page.getByRole('status').filter({ hasText: 'Session revoked.' }).waitFor();
     expect((await read<{ sessions: unknown[] }>('/sessions')).sessions).toEqual([]);
