@@ -19,6 +19,8 @@ interface Values {
   clientId: string;
   /** The application's first callback URL, if it has one. */
   callback?: string;
+  /** Whether the application may get tokens in the redirect (the implicit grant), when known. */
+  implicit?: boolean;
   audience?: string;
   scope?: string;
 }
@@ -55,7 +57,10 @@ const auth0 = await createAuth0Client({
     {
       id: 'auth0-js',
       title: 'Browser: auth0-js',
-      note: 'Tokens in the redirect (responseType token id_token) need the Implicit grant type on the application.',
+      note:
+        v.implicit === false
+          ? 'This application does not allow the Implicit grant yet: turn it on in its grant types, or the tokens in the redirect (responseType token id_token) are refused.'
+          : 'Tokens in the redirect (responseType token id_token) need the Implicit grant type on the application.',
       code: `import auth0 from 'auth0-js';
 
 const webAuth = new auth0.WebAuth({
@@ -70,7 +75,7 @@ webAuth.authorize(); // on the callback page: webAuth.parseHash((err, result) =>
     {
       id: 'svc',
       title: 'Browser: svc (this server’s auth0-js v10 compatible library)',
-      note: 'Same options as auth0-js; svc takes the server’s URL as domain and expects its issuer as that URL plus /.',
+      note: `Same options as auth0-js; svc takes the server’s URL as domain and expects its issuer as that URL plus /.${v.implicit === false ? ' Like auth0-js here, it needs the Implicit grant turned on first.' : ''}`,
       code: `<script src="${v.domain}/lib/svc.js"></script>
 <script>
   const webAuth = new svc.WebAuth({
@@ -122,7 +127,7 @@ app.get('/api/things', requiredScopes(${q(v.scope ?? 'read:things')}), (req, res
 }
 
 export function Home({ config, api }: { config: ConsoleConfig; api: ManagementApi }) {
-  const apps = useLoad(() => api.page<Application>('/clients', 'clients', 0, 100, { fields: 'client_id,name,app_type,callbacks', include_fields: 'true' }), []);
+  const apps = useLoad(() => api.page<Application>('/clients', 'clients', 0, 100, { fields: 'client_id,name,app_type,callbacks,grant_types', include_fields: 'true' }), []);
   const apis = useLoad(() => api.page<ResourceServer>('/resource-servers', 'resource_servers', 0, 100), []);
   const [appId, setAppId] = useState('');
   const [audience, setAudience] = useState('');
@@ -133,6 +138,7 @@ export function Home({ config, api }: { config: ConsoleConfig; api: ManagementAp
     issuer: config.issuer,
     clientId: app?.client_id ?? '<your application’s client id>',
     ...(app?.callbacks?.[0] && { callback: app.callbacks[0] }),
+    ...(app?.grant_types && { implicit: app.grant_types.includes('implicit') }),
     ...(chosenApi && { audience: chosenApi.identifier }),
     ...(chosenApi?.scopes[0] && { scope: chosenApi.scopes[0].value }),
   };

@@ -195,7 +195,7 @@ function Roles({ api, path }: { api: ManagementApi; path: string }) {
         {roles.data?.items.map((role) => (
           <li key={role.id} className="row">
             <span className="grow">
-              <strong>{role.name}</strong> {role.description && <span className="muted">— {role.description}</span>}
+              <a href={href('roles', role.id)}>{role.name}</a> {role.description && <span className="muted">— {role.description}</span>}
             </span>
             <ConfirmButton label="Remove" accessibleName={`Remove role ${role.name}`} question={`Remove the role ${role.name} from this user?`} confirmLabel="Remove role" danger onConfirm={async () => void ((await act(() => api.request('DELETE', `${path}/roles`, { roles: [role.id] }))) && roles.reload())} />
           </li>
@@ -295,7 +295,7 @@ function Organizations({ api, path }: { api: ManagementApi; path: string }) {
       <ul className="plain" aria-label="Organizations of this user">
         {list.data?.items.map((org) => (
           <li key={org.id}>
-            {org.display_name ?? org.name} <code className="muted">{org.name}</code>
+            <a href={href('organizations', org.id)}>{org.display_name ?? org.name}</a> <code className="muted">{org.name}</code>
           </li>
         ))}
       </ul>
