@@ -204,7 +204,9 @@ function AppConnections({ api, app }: { api: ManagementApi; app: Application }) 
             <li key={c.id}>
               <label className="check">
                 <input type="checkbox" checked={enabled} onChange={() => void toggle(c.id, !enabled)} />
-                {c.name} <span className="muted">({c.strategy})</span>
+                <span>
+                  {c.name} <span className="muted">({c.strategy})</span>
+                </span>
               </label>
             </li>
           );
