@@ -72,7 +72,9 @@ export function registerMfaEnrollmentTicketPage(app: App, services: Services): v
     const outcome = formOutcome(request, services, place(secret));
     const { secret: key, uri } = await startTicketEnrollment(services, request.tenant, opened.user);
     const qrSvg = await qrCodeSvg(uri);
-    const csrfToken = randomBytes(24).toString('base64url');
+    // Kept across reloads and the redirect after a wrong code, so an open form (or a second tab) stays valid.
+    const existing = request.cookies[CSRF_COOKIE];
+    const csrfToken = existing && /^[A-Za-z0-9_-]{32}$/.test(existing) ? existing : randomBytes(24).toString('base64url');
     reply.setCookie(CSRF_COOKIE, csrfToken, { ...cookieOptions(request.tenant), path: ENROLLMENT_TICKET_PATH });
     return sendHostedPage(
       reply,

@@ -225,7 +225,7 @@ describe.each(dialects)('the MFA API on %s', (dialect) => {
     expect((await token({ grant_type: MFA_OTP_GRANT, ...app.auth, mfa_token: mfa, otp: right() })).status).toBe(200);
   });
 
-  it('counts the statements: one of MFA'\''s own per step beyond the factor check (the otp step uses the token up and reads the user in one)', async () => {
+  it("counts the statements: one of MFA's own per step beyond the factor check (the otp step uses the token up and reads the user in one)", async () => {
     const { user, secret } = await enrolledUser();
     const api = await createApi(server);
     const record = async (run: () => Promise<unknown>) => {
