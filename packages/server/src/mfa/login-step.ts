@@ -13,7 +13,7 @@
  */
 import { randomAlphanumeric } from '../crypto/ids.js';
 import type { Services } from '../services.js';
-import { deleteMfaChallenge, findMfaChallenge, purgeExpiredMfaChallenges, replaceMfaChallenge, setChallengeRecoveryCode, type MfaChallenge } from '../store/mfa-challenges.js';
+import { claimMfaChallenge, deleteMfaChallenge, purgeExpiredMfaChallenges, setChallengeRecoveryCode, type MfaChallenge } from '../store/mfa-challenges.js';
 import { listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import type { Tenant } from '../store/tenants.js';
 import type { User } from '../store/users.js';
@@ -78,16 +78,17 @@ export async function secondFactorDue(request: FastifyRequest, services: Service
   return mfaRequired(tenant) && !(await browserRemembered(request, services, tenant, userId));
 }
 
-/** Leaves a second factor owed on the transaction (kept if one for the same user is already under way). */
+/**
+ * Leaves a second factor owed on the transaction (kept if one for the same user is already under way): one
+ * statement, where a login without MFA writes its session.
+ */
 export async function requireSecondFactor(services: Services, tenantId: string, userId: string, transactionId: string, firstFactorAmr: string[]): Promise<void> {
   const now = Date.now();
-  const existing = await findMfaChallenge(services.store.db, tenantId, transactionId, now);
-  if (existing?.userId === userId) return;
   if (++createdSincePurge >= 200) {
     createdSincePurge = 0;
     await purgeExpiredMfaChallenges(services.store.db, now);
   }
-  await replaceMfaChallenge(services.store.db, {
+  await claimMfaChallenge(services.store.db, {
     id: randomAlphanumeric(24),
     tenantId,
     userId,
@@ -96,12 +97,9 @@ export async function requireSecondFactor(services: Services, tenantId: string, 
     recoveryCodeSealed: null,
     expiresAt: now + CHALLENGE_LIFETIME_MS,
     createdAt: now,
-  });
+  }, now);
 }
 
-export function findSecondFactorChallenge(services: Services, tenantId: string, transactionId: string): Promise<MfaChallenge | undefined> {
-  return findMfaChallenge(services.store.db, tenantId, transactionId);
-}
 
 function confirmedTotp(enrollments: MfaEnrollment[]): MfaEnrollment | undefined {
   return enrollments.find((e) => e.type === 'totp' && e.confirmed);
