@@ -18,7 +18,7 @@ import {
   type TicketProblem,
 } from '../mfa/enrollment-ticket.js';
 import type { App, Services } from '../services.js';
-import { BACK_TO_THE_FORM, INVALID_LINK, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
+import { BACK_TO_THE_FORM, PAGE_TAGS, TICKET_QUERY } from './documentation.js';
 import { formOutcome, redirectWithOutcome } from './form-outcome.js';
 import { sendHostedPage, signInResponseHeaders } from './hosted-page.js';
 import { renderMessagePage } from './pages/message.js';
