@@ -8,7 +8,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { generate } from 'otplib';
+import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, openPage, type BrowserSession } from '../test-support/browser.js';
 import { newId } from '../crypto/ids.js';
 import { insertConnection } from '../store/connections.js';
 import { openEnrollmentTicket } from '../mfa/enrollment-ticket.js';
@@ -78,8 +80,35 @@ describe.each(dialects)('MFA enrollment tickets (%s)', (dialect) => {
       .execute();
   });
   afterAll(async () => {
+    await browser?.close();
     await test?.close();
     await smtp?.close();
+  });
+
+  let browser: BrowserSession | undefined;
+  it('enrolls in Chromium under the real CSP, from the emailed link, typing the code the key gives', async (context) => {
+    const { email, userId } = await newUser();
+    expect((await ticketFor({ user_id: userId })).status).toBe(200);
+    const link = linkIn(await smtp.waitFor((m) => m.to.includes(email) && /multi-factor/i.test(m.subject)), `${test.url}/u/mfa-enrollment?ticket=`);
+    browser = await launchBrowser();
+    const page = await openPage(browser, context);
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(link);
+    await expect.poll(() => page.getByRole('heading', { name: 'Secure your account' }).count()).toBe(1);
+    expect(await page.locator('figure.qr svg path').count()).toBeGreaterThan(0);
+    const secret = (await page.locator('#secret').getAttribute('data-secret'))!;
+    mkdirSync('/tmp/screens', { recursive: true });
+    await page.screenshot({ path: `/tmp/screens/mfa-ticket-${dialect}.png`, fullPage: true });
+    await page.getByLabel('6-digit code').fill(await codeAt(secret));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Your authenticator app is set up' }).count()).toBe(1);
+    expect(await page.locator('#recovery-code').textContent()).toMatch(/^[A-Z0-9]{24}$/);
+    await page.screenshot({ path: `/tmp/screens/mfa-ticket-done-${dialect}.png`, fullPage: true });
+    expect((await page.context().cookies()).filter((c) => c.name.startsWith('gh_session'))).toEqual([]);
+    expect(violations).toEqual([]);
   });
 
   it('creates a ticket with its scope, for users of the tenant only, and refuses bad bodies and factors not offered', async () => {
