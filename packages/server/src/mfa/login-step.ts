@@ -100,7 +100,6 @@ export async function requireSecondFactor(services: Services, tenantId: string, 
   }, now);
 }
 
-
 function confirmedTotp(enrollments: MfaEnrollment[]): MfaEnrollment | undefined {
   return enrollments.find((e) => e.type === 'totp' && e.confirmed);
 }
