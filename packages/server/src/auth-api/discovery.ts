@@ -11,6 +11,7 @@ import type { Tenant } from '../store/tenants.js';
 import { ASSERTION_ALGS } from './client-auth/private-key-jwt.js';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from './client-auth/index.js';
 import { REQUEST_OBJECT_ALGS } from './authorize/request-object.js';
+import { mtlsAliasBaseUrl, mtlsAliasesEnabled } from './mtls-alias.js';
 import { PAR_PATH } from './par/index.js';
 import { GRANTS } from './token/index.js';
 import { ID_TOKEN_CLAIMS } from './user-tokens/claims.js';
@@ -104,21 +105,10 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
   };
 }
 
-/** The host the mTLS aliases live on: `mtls.` before the tenant's (the reference's "mtls.<your custom domain>"). */
-export function mtlsAliasBase(baseUrl: string): string {
-  const url = new URL(baseUrl);
-  url.hostname = `mtls.${url.hostname}`;
-  return url.origin;
-}
-
-/**
- * RFC 8705 §5: where a client calls the endpoints that take a client certificate, when mTLS is configured (a
- * trusted edge: the custom domain API key) and the tenant turned the aliases on. The issuer stays the same
- * (tenancy/tenant-resolver.ts serves mtls.<host> as the tenant itself).
- */
+/** RFC 8705 §5: where a client calls the endpoints that take a client certificate (auth-api/mtls-alias.ts). */
 function mtlsEndpointAliases(tenant: Tenant): { mtls_endpoint_aliases?: Record<string, string> } {
-  if (!tenant.settings.custom_domain_api_key_sha256 || tenant.settings.mtls?.enable_endpoint_aliases !== true) return {};
-  const base = `${mtlsAliasBase(tenant.baseUrl)}${new URL(tenant.baseUrl).pathname.replace(/\/$/, '')}`;
+  if (!mtlsAliasesEnabled(tenant)) return {};
+  const base = mtlsAliasBaseUrl(tenant.baseUrl);
   return {
     mtls_endpoint_aliases: {
       token_endpoint: `${base}/oauth/token`,
@@ -128,7 +118,6 @@ function mtlsEndpointAliases(tenant: Tenant): { mtls_endpoint_aliases?: Record<s
     },
   };
 }
-
 
 export function registerDiscovery(app: App): void {
   for (const url of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
