@@ -9,9 +9,13 @@
  *    so any node checks any node's nonce with no shared state, and they go stale after two windows;
  *  - `ath` (§4.3) when the proof goes with an access token: base64url SHA-256 of that token.
  * The key's thumbprint (RFC 7638) is what tokens carry as `cnf.jkt`.
+ *
+ * Cost (bench/scenarios/dpop-client-credentials.js): a client signs every proof with the same key, and importing
+ * that key from the header (WebCrypto) and hashing its thumbprint cost more than checking the signature, so both
+ * are kept per key as sent; and the nonce handed out is recognised by comparison before any unsealing.
  */
 import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import type { AttackCounterStore } from '../protection/counter-store.js';
 import type { Sealer } from './sealing.js';
 
@@ -53,6 +57,11 @@ export interface DpopDependencies {
 }
 
 const nonces = new Map<string, string>();
+/** A proof's public key as jose imported it. */
+type ProofKey = Exclude<Awaited<ReturnType<typeof importJWK>>, Uint8Array>;
+/** Imported proof keys and their thumbprints, by `alg` and the header's `jwk` exactly as sent. */
+const proofKeys = new Map<string, { key: ProofKey; jkt: string }>();
+const MAX_PROOF_KEYS = 5000;
 
 /** The nonce to hand out now (`DPoP-Nonce`): the same for a whole window, per tenant. */
 export function currentNonce(sealer: Sealer, tenantId: string, now = Date.now()): string {
@@ -69,6 +78,8 @@ export function currentNonce(sealer: Sealer, tenantId: string, now = Date.now())
 
 function nonceIsFresh(sealer: Sealer, tenantId: string, nonce: unknown, now: number): boolean {
   if (typeof nonce !== 'string' || nonce.length > 200) return false;
+  // The nonce this node hands out now or handed out in the window before: no unsealing needed.
+  if (nonce === currentNonce(sealer, tenantId, now) || nonce === currentNonce(sealer, tenantId, now - NONCE_WINDOW_MS)) return true;
   let window: number;
   try {
     window = Number(sealer.unseal(nonce, `dpop_nonce:${tenantId}`));
@@ -91,6 +102,27 @@ function sameTarget(htu: unknown, expected: string): boolean {
   }
 }
 
+/** The proof's public key, imported for `alg`, and its RFC 7638 thumbprint; kept per key as sent (see above). */
+async function proofKey(alg: string, jwk: JWK): Promise<{ key: ProofKey; jkt: string }> {
+  const id = `${alg}\u0000${JSON.stringify(jwk)}`;
+  let entry = proofKeys.get(id);
+  if (!entry) {
+    let key;
+    let jkt;
+    try {
+      key = await importJWK({ ...jwk, ext: true }, alg);
+      jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    } catch (error) {
+      throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk: ${(error as Error).message.slice(0, 120)}`);
+    }
+    if (key instanceof Uint8Array || key.type !== 'public') throw new DpopProofError('invalid', 'The DPoP proof must carry a public jwk');
+    entry = { key, jkt };
+    if (proofKeys.size >= MAX_PROOF_KEYS) proofKeys.clear();
+    proofKeys.set(id, entry);
+  }
+  return entry;
+}
+
 export function accessTokenHash(token: string): string {
   return createHash('sha256').update(token, 'ascii').digest('base64url');
 }
@@ -101,15 +133,18 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
   if (Array.isArray(header)) throw new DpopProofError('invalid', 'Send exactly one DPoP header');
   if (typeof header !== 'string' || header.length === 0 || header.length > MAX_PROOF_LENGTH) throw new DpopProofError('invalid', 'The DPoP proof is missing or too long');
   let jwk: JWK | undefined;
+  let alg: string | undefined;
   try {
-    jwk = decodeProtectedHeader(header).jwk;
+    ({ jwk, alg } = decodeProtectedHeader(header));
   } catch {
     throw new DpopProofError('invalid', 'The DPoP proof is not a JWT');
   }
-  if (!jwk || PRIVATE_MEMBERS.some((m) => m in jwk)) throw new DpopProofError('invalid', 'The DPoP proof must carry a public jwk');
+  if (!jwk || typeof jwk !== 'object' || PRIVATE_MEMBERS.some((m) => m in jwk)) throw new DpopProofError('invalid', 'The DPoP proof must carry a public jwk');
+  if (!(DPOP_ALGS as readonly unknown[]).includes(alg)) throw new DpopProofError('invalid', `The DPoP proof is invalid: its alg must be one of ${DPOP_ALGS.join(', ')}`);
+  const { key, jkt } = await proofKey(alg!, jwk);
   let payload;
   try {
-    ({ payload } = await jwtVerify(header, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: [...DPOP_ALGS], requiredClaims: ['jti', 'htm', 'htu', 'iat'], currentDate: new Date(now) }));
+    ({ payload } = await jwtVerify(header, key, { typ: 'dpop+jwt', algorithms: [...DPOP_ALGS], requiredClaims: ['jti', 'htm', 'htu', 'iat'], currentDate: new Date(now) }));
   } catch (error) {
     throw new DpopProofError('invalid', `The DPoP proof is invalid: ${(error as Error).message.slice(0, 120)}`);
   }
@@ -122,7 +157,6 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
     throw new DpopProofError('invalid', 'The DPoP proof ath does not match the access token');
   }
   if (!nonceIsFresh(deps.sealer, tenantId, payload.nonce, now)) throw new DpopProofError('nonce', 'Use the DPoP nonce the server provided (DPoP-Nonce)');
-  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
   // Recorded last: a proof refused for any other reason uses nothing up.
   const fresh = await deps.counters.reserve(`dpop:${tenantId}:${jkt}:${payload.jti}`, 1, 2 * PROOF_WINDOW_S * 1000);
   if (!fresh.allowed) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
