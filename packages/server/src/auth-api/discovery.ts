@@ -57,6 +57,10 @@ const DiscoveryDocument = Type.Object(
 );
 
 export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocument> {
+  // mTLS (client authentication and certificate-bound tokens) needs an edge whose certificate headers count: the
+  // custom domain API key (client-auth/tls-client-auth.ts). Without one, neither is offered, so neither is listed.
+  const mtls = Boolean(tenant.settings.custom_domain_api_key_sha256);
+  const authMethods = TOKEN_ENDPOINT_AUTH_METHODS.filter((method) => mtls || !method.endsWith('tls_client_auth'));
   return {
     issuer: tenant.issuer,
     // Keys: the tenant's published signing keys and how ID tokens are signed.
@@ -86,21 +90,21 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     // Token endpoint: the grants and client authentication methods implemented.
     token_endpoint: `${tenant.baseUrl}/oauth/token`,
     grant_types_supported: Object.keys(GRANTS),
-    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    token_endpoint_auth_methods_supported: authMethods,
     token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     // User tokens: userinfo, revocation of refresh tokens, and the claims ID tokens and userinfo carry.
     userinfo_endpoint: `${tenant.baseUrl}/userinfo`,
     // The MFA API (auth-api/mfa/), as the reference advertises it.
     mfa_challenge_endpoint: `${tenant.baseUrl}/mfa/challenge`,
     revocation_endpoint: `${tenant.baseUrl}/oauth/revoke`,
-    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: authMethods,
     claims_supported: [...ID_TOKEN_CLAIMS],
     // Step-up (mfa/policy.ts): the one authentication context class asked for and met here.
     acr_values_supported: [MULTI_FACTOR_ACR],
     // RFC 9449 (crypto/dpop.ts): DPoP proofs at the token, PAR and userinfo endpoints.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     // RFC 8705 §3.3 (auth-api/sender-constraint.ts): certificate-bound tokens behind a trusted mTLS edge.
-    tls_client_certificate_bound_access_tokens: true,
+    tls_client_certificate_bound_access_tokens: mtls,
     ...mtlsEndpointAliases(tenant),
   };
 }
