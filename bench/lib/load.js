@@ -22,7 +22,7 @@ import { treeCpuSeconds } from './cpu.js';
  * @property {'GET' | 'POST'} [method]  GET by default
  * @property {Record<string, string>} headers
  * @property {string} [body]  sent as is with every request (autocannon sets content-length)
- * @property {(request: { headers: Record<string, string> }) => { headers: Record<string, string> }} [setupRequest]
+ * @property {(request: import('autocannon').Request) => import('autocannon').Request} [setupRequest]
  *   called before each request is written (autocannon's hook): for what must differ per request, such as a
  *   single-use DPoP proof; keep it cheap, it runs in the load generator
  */
