@@ -14,12 +14,15 @@ import { calculateJwkThumbprint, decodeJwt, exportJWK, exportSPKI, generateKeyPa
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
 
 const CALLBACK = 'https://app.example/callback';
 const PASSWORD = 'Correct-horse-battery-9';
 
-describe('DPoP (RFC 9449)', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('DPoP (RFC 9449) (%s)', (dialect) => {
   let server: TestServer;
   const email = 'dpop@example.com';
   let clientKeys: GenerateKeyPairResult;
@@ -45,7 +48,7 @@ describe('DPoP (RFC 9449)', () => {
   const thumbprint = async (keys: GenerateKeyPairResult) => calculateJwkThumbprint(await exportJWK(keys.publicKey), 'sha256');
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ dialect });
     await createUser(server, email, PASSWORD);
     clientKeys = await generateKeyPair('ES256', { extractable: true });
     fapiApp = await createApp(server, {

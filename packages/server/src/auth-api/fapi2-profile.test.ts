@@ -35,6 +35,7 @@ import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateTenant } from '../store/tenants.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
 
 const CALLBACK = 'https://app.example/callback';
@@ -42,7 +43,9 @@ const PASSWORD = 'Correct-horse-battery-9';
 const API_KEY = 'edge-api-key-fapi2-profile-0123456789';
 type Json = Record<string, unknown>;
 
-describe('FAPI 2.0 Security Profile: authorization server requirements (compliance_level)', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('FAPI 2.0 Security Profile: authorization server requirements (compliance_level) (%s)', (dialect) => {
   let server: TestServer;
   let keys: GenerateKeyPairResult;
   let dpopKeys: GenerateKeyPairResult;
@@ -146,7 +149,7 @@ describe('FAPI 2.0 Security Profile: authorization server requirements (complian
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ dialect });
     const { tenant } = server.server.prepared.bootstrap!;
     managementAudience = server.server.prepared.bootstrap!.managementAudience;
     await updateTenant(server.server.prepared.store.db, tenant.id, {

@@ -14,6 +14,7 @@ import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findTenantById, updateTenant } from '../store/tenants.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
 
 const API_KEY = 'edge-api-key-mtls-binding-0123456789';
@@ -22,7 +23,9 @@ const PASSWORD = 'Correct-horse-battery-9';
 
 type Json = Record<string, unknown>;
 
-describe('certificate-bound access tokens (RFC 8705)', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('certificate-bound access tokens (RFC 8705) (%s)', (dialect) => {
   let server: TestServer;
   let managementAudience: string;
   let certificate: string;
@@ -62,7 +65,7 @@ describe('certificate-bound access tokens (RFC 8705)', () => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ dialect });
     const { tenant } = server.server.prepared.bootstrap!;
     managementAudience = server.server.prepared.bootstrap!.managementAudience;
     await updateTenant(server.server.prepared.store.db, tenant.id, {
