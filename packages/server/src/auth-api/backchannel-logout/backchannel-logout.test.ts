@@ -121,7 +121,7 @@ describe.each(dialects)('OIDC Back-Channel Logout (%s)', (dialect) => {
   });
 
   it('refuses initiators that nothing here raises, rather than store a promise of logout tokens never sent', async () => {
-    for (const initiator of ['session-expired', 'session-revoked', 'email-identifier-changed', 'mfa-phone-unenrolled']) {
+    for (const initiator of ['session-expired', 'email-identifier-changed', 'mfa-phone-unenrolled']) {
       const res = await management(server, 'PATCH', `/clients/${quiet.client_id}`, {
         oidc_logout: { backchannel_logout_urls: ['https://a.example/'], backchannel_logout_initiators: { mode: 'custom', selected_initiators: ['rp-logout', 'idp-logout', initiator] } },
       });
@@ -129,7 +129,7 @@ describe.each(dialects)('OIDC Back-Channel Logout (%s)', (dialect) => {
       expect(((await res.json()) as { message: string }).message).toContain(`${initiator} is not offered`);
     }
     // What the reference asks for in a custom selection (rp-logout, idp-logout) with the ones raised here.
-    const chosen = { backchannel_logout_urls: ['https://a.example/'], backchannel_logout_initiators: { mode: 'custom', selected_initiators: ['rp-logout', 'idp-logout', 'password-changed', 'account-deactivated', 'account-deleted'] } };
+    const chosen = { backchannel_logout_urls: ['https://a.example/'], backchannel_logout_initiators: { mode: 'custom', selected_initiators: ['rp-logout', 'idp-logout', 'password-changed', 'account-deactivated', 'account-deleted', 'session-revoked'] } };
     const accepted = await management(server, 'PATCH', `/clients/${quiet.client_id}`, { oidc_logout: chosen });
     expect(accepted.status).toBe(200);
     expect(((await accepted.json()) as { oidc_logout: unknown }).oidc_logout).toEqual(chosen);
@@ -197,6 +197,18 @@ describe.each(dialects)('OIDC Back-Channel Logout (%s)', (dialect) => {
     expect(rows).toEqual([{ client_id: appB.client_id, initiator: 'account-deactivated' }]);
     expect(receiverA.received).toHaveLength(0);
     expect((await management(server, 'PATCH', `/users/${encodeURIComponent(userId)}`, { blocked: false })).status).toBe(200);
+  });
+
+  it('tells only the clients whose initiators include a revocation (session-revoked) when the Management API revokes the session', async () => {
+    receiverA.received.length = 0;
+    receiverB.received.length = 0;
+    const { sid } = await sessionWithThreeClients();
+    expect((await management(server, 'POST', `/sessions/${encodeURIComponent(sid as string)}/revoke`)).status).toBe(202);
+    const [toB] = await receiverB.waitFor((r) => r.length >= 1);
+    expect((await verifyLogoutToken(toB!, appB.client_id)).sid).toBe(sid);
+    const rows = await server.server.prepared.store.db.selectFrom('backchannel_logout_deliveries').select(['client_id', 'initiator']).where('session_id', '=', sid as string).execute();
+    expect(rows).toEqual([{ client_id: appB.client_id, initiator: 'session-revoked' }]);
+    expect(receiverA.received).toHaveLength(0);
   });
 
   it('refuses to deliver to a public address over plain http (the webhook destination rules)', async () => {
