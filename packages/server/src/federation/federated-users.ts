@@ -45,9 +45,14 @@ export async function upstreamTokens(db: Kysely<Database>, sealer: Sealer, userI
   };
 }
 
-function profileFields(profile: FederatedProfile): Pick<User, 'email' | 'email_verified'> & { profile: UserProfile } {
+/** The user's fields from the upstream's profile; what it sends only once is taken from `stored` when it is absent now. */
+function profileFields(profile: FederatedProfile, stored?: UserProfile): Pick<User, 'email' | 'email_verified'> & { profile: UserProfile } {
   const fields: UserProfile = {};
-  for (const name of ['name', 'given_name', 'family_name', 'nickname', 'picture'] as const) if (profile[name] !== undefined) fields[name] = profile[name];
+  const once = new Set<string>(profile.sentOnce ?? []);
+  for (const name of ['name', 'given_name', 'family_name', 'nickname', 'picture'] as const) {
+    const value = profile[name] ?? (once.has(name) ? stored?.[name] : undefined);
+    if (value !== undefined) fields[name] = value;
+  }
   return { email: profile.email ?? null, email_verified: profile.email_verified ?? false, profile: fields };
 }
 
@@ -78,6 +83,7 @@ export async function signInFederatedUser(
   const known = await findFederatedIdentity(db, connection.id, profile.subject);
   if (known) {
     const user = (await findUser(db, tenantId, known.user_id))!;
+    if (profile.sentOnce) fields.profile = profileFields(profile, user.profile).profile;
     if (!sameProfile(user, fields)) {
       const previousObject = await userEventObject(db, user);
       const next: User = { ...user, ...fields };
