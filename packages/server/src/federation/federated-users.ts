@@ -13,6 +13,7 @@ import { userEventObject } from '../management/event-objects.js';
 import type { Services } from '../services.js';
 import type { Connection } from '../store/connections.js';
 import { findFederatedIdentity, insertFederatedIdentity, updateFederatedTokens } from '../store/federated-identities.js';
+import { saveSamlUpstreamSession } from '../store/saml-upstream-logout.js';
 import type { Database } from '../store/schema.js';
 import { findUser, insertUserWith, newUser, recordLogin, updateUsers, userIdExists, type User, type UserProfile } from '../store/users.js';
 import type { FederatedProfile, FederationStrategy } from './strategy.js';
@@ -64,6 +65,21 @@ function sameProfile(user: User, next: ReturnType<typeof profileFields>): boolea
   );
 }
 
+/** A SAML sign-in's NameID and SessionIndex, for the LogoutRequest of a later federated logout. */
+async function rememberSamlSession(db: Kysely<Database>, tenantId: string, connection: Connection, userId: string, profile: FederatedProfile, now: number): Promise<void> {
+  const session = profile.samlSession;
+  if (!session) return;
+  await saveSamlUpstreamSession(db, {
+    user_id: userId,
+    tenant_id: tenantId,
+    connection_id: connection.id,
+    name_id: session.nameId,
+    name_id_format: session.nameIdFormat ?? null,
+    session_index: session.sessionIndex ?? null,
+    updated_at: now,
+  });
+}
+
 /** The reference's id when no user of any tenant has it; otherwise the same with a suffix (ids are unique across tenants). */
 async function freeUserId(db: Kysely<Database>, preferred: string): Promise<string> {
   return (await userIdExists(db, preferred)) ? `${preferred}.${randomAlphanumeric(8)}` : preferred;
@@ -93,6 +109,7 @@ export async function signInFederatedUser(
     }
     await updateFederatedTokens(db, user.user_id, { ...sealedTokens(services.sealer, user.user_id, profile.tokens), updated_at: now });
     await recordLogin(db, tenantId, user.user_id, request.ip, now);
+    await rememberSamlSession(db, tenantId, connection, user.user_id, profile, now);
     return (await findUser(db, tenantId, user.user_id))!;
   }
 
@@ -116,5 +133,6 @@ export async function signInFederatedUser(
     throw error;
   }
   await recordLogin(db, tenantId, user.user_id, request.ip, now);
+  await rememberSamlSession(db, tenantId, connection, user.user_id, profile, now);
   return (await findUser(db, tenantId, user.user_id))!;
 }

@@ -23,6 +23,8 @@ export interface FederatedProfile {
    * lacks them, the stored values are kept instead of wiped.
    */
   sentOnce?: readonly ('name' | 'given_name' | 'family_name')[];
+  /** SAML: the NameID and SessionIndex of the assertion, which a LogoutRequest to the IdP must name (federated logout). */
+  samlSession?: { nameId: string; nameIdFormat?: string; sessionIndex?: string };
   /** The upstream's tokens, kept sealed (issue #11: access and refresh returned only to `read:user_idp_tokens`). */
   tokens: { access_token?: string; refresh_token?: string; id_token?: string };
 }
