@@ -5,7 +5,7 @@
  * checks it, and the browser continues to the returnTo the logout accepted (or the logged-out page). A status
  * other than Success still continues (our session is gone; the user asked to leave) and is logged as a failed
  * logout. An untrustworthy or unknown answer ends on the error page: nothing in it is followed. A LogoutRequest
- * from the IdP (IdP-initiated logout) is not offered: 501.
+ * from the IdP (IdP-initiated logout) is not offered: 501 `not_offered` (JSON, as the service's other refusals).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { readLogoutResponse } from '../federation/saml-logout.js';
@@ -13,7 +13,7 @@ import { SAML_LOGOUT_CALLBACK_PATH } from '../federation/samlp.js';
 import { SamlMessageError } from '../federation/saml-safety.js';
 import { InvalidRequest, NotOffered, ProtocolError } from '../http/errors.js';
 import { documentedOnly, FORM, frontChannelParameters } from '../http/openapi.js';
-import { htmlPage, redirect } from '../http/responses.js';
+import { errorResponses, htmlPage, redirect } from '../http/responses.js';
 import { sendErrorPage } from '../login/error-page.js';
 import { sha256 } from '../login/session.js';
 import type { App, Services } from '../services.js';
@@ -48,6 +48,8 @@ async function logoutCallback(request: FastifyRequest, reply: FastifyReply, serv
     return loggedOutPage(reply, request);
   } catch (error) {
     if (error instanceof SamlMessageError) return sendErrorPage(reply, request, new InvalidRequest(`The identity provider's logout answer was refused: ${error.message}`));
+    // Not offered is the service's answer, not a page of a flow: the JSON error, 501.
+    if (error instanceof NotOffered) throw error;
     if (error instanceof ProtocolError) return sendErrorPage(reply, request, error);
     throw error;
   }
@@ -64,7 +66,7 @@ const PARAMETERS = {
 const RESPONSES = {
   200: htmlPage('The logged-out page (the logout had no returnTo)'),
   400: htmlPage('The error page: no, an unknown, expired or used RelayState, or a LogoutResponse that is malformed, badly signed or answers another request'),
-  501: htmlPage('The error page: a LogoutRequest from the identity provider (IdP-initiated logout) is not offered'),
+  ...errorResponses('oauth', { 501: 'not_offered: a LogoutRequest from the identity provider (IdP-initiated logout)' }),
 };
 
 export function registerSamlLogoutCallback(app: App, services: Services): void {

@@ -9,7 +9,7 @@
  * Who signs in: the test's driver adds `login` (or `abort`) to the SSO request, as a person would at a login page.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signingCertificate } from '../crypto/x509-certificates.js';
 import type { UpstreamCallback, UpstreamDriver } from '../federation/strategy-contract.js';
@@ -206,7 +206,7 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
   });
 
   /** Our LogoutRequest (HTTP-Redirect), read by samlify; its LogoutResponse sent back in the binding our metadata (as trusted) names. */
-  async function singleLogout(url: URL, response: import('node:http').ServerResponse): Promise<void> {
+  async function singleLogout(url: URL, response: ServerResponse): Promise<void> {
     const fields = Object.fromEntries(url.searchParams);
     const raw = new Map(url.search.slice(1).split('&').map((pair) => [pair.slice(0, pair.indexOf('=')), pair] as const));
     const octetString = ['SAMLRequest', 'RelayState', 'SigAlg'].filter((n) => raw.has(n)).map((n) => raw.get(n)).join('&');
