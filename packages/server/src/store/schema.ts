@@ -978,6 +978,8 @@ export interface SamlUpstreamLogoutsTable {
 export interface Database {
   saml_upstream_sessions: SamlUpstreamSessionsTable;
   saml_upstream_logouts: SamlUpstreamLogoutsTable;
+}
+
 // --- MFA enrollment tickets (0035) ----------------------------------------------------------------------------
 
 export interface MfaEnrollmentTicketsTable {
