@@ -23,6 +23,7 @@ import { registerPasswordless } from './auth-api/passwordless/index.js';
 import { registerLogout } from './auth-api/logout.js';
 import { registerLoginCallback } from './auth-api/login-callback.js';
 import { registerSamlpSpMetadata } from './auth-api/samlp-sp-metadata.js';
+import { registerSamlLogoutCallback } from './auth-api/saml-logout-callback.js';
 import { registerUnblockPage } from './login/unblock-page.js';
 import { registerClientScript } from './auth-api/client-script.js';
 import { registerUserSsoData } from './auth-api/user-ssodata.js';
@@ -153,6 +154,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerUserSsoData(app, services);
   registerSamlp(app, services);
   registerSamlpSpMetadata(app, services);
+  registerSamlLogoutCallback(app, services);
   registerCoAuthenticate(app, services);
   registerCoVerify(app, services);
   registerLoginPage(app, services);

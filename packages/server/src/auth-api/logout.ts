@@ -50,10 +50,10 @@ export function registerLogout(app: App, services: Services): void {
         querystring: frontChannelParameters({
           client_id: "The application whose Allowed Logout URLs returnTo must be in (the tenant's without it)",
           returnTo: 'Where to go after logging out; without it, the application\'s first Allowed Logout URL or the logged-out page',
-          federated: "A bare flag: also end the session at the user's upstream identity provider (OIDC end-session endpoint), which then sends the browser on to returnTo",
+          federated: "A bare flag: also end the session at the user's upstream identity provider (OIDC end-session endpoint, or a SAML LogoutRequest to a samlp connection's IdP, answered at /logout), which then sends the browser on to returnTo",
         }),
       }),
-      response: { 200: LOGGED_OUT_OR_SLO, 302: redirect("To returnTo, or to the application's first Allowed Logout URL; with federated, to the upstream identity provider's end-session endpoint first"), 400: REFUSED },
+      response: { 200: LOGGED_OUT_OR_SLO, 302: redirect("To returnTo, or to the application's first Allowed Logout URL; with federated, to the upstream identity provider's end-session endpoint (or SAML SingleLogoutService) first"), 400: REFUSED },
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store');

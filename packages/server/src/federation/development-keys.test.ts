@@ -8,6 +8,8 @@ describe('development keys', () => {
   it('are read per preset', () => {
     expect(parseDevelopmentKeys(undefined, SOCIAL_PRESETS)).toEqual({});
     expect(parseDevelopmentKeys('{"github":{"client_id":"a","client_secret":"b"}}', SOCIAL_PRESETS)).toEqual({ github: { client_id: 'a', client_secret: 'b' } });
+    // Apple's: the Services ID, the team, the key's id and the key (its secret is a JWT signed per use).
+    expect(parseDevelopmentKeys('{"apple":{"client_id":"a","team_id":"t","kid":"k","app_secret":"p","extra":"x"}}', SOCIAL_PRESETS)).toEqual({ apple: { client_id: 'a', team_id: 't', kid: 'k', app_secret: 'p' } });
   });
 
   it('refuse what cannot work, without repeating a secret', () => {
@@ -17,6 +19,7 @@ describe('development keys', () => {
       ['{"oidc":{"client_id":"a","client_secret":"b"}}', /unknown preset oidc/],
       ['{"github":{"client_id":"a"}}', /github needs/],
       ['{"github":{"client_id":"a","client_secret":""}}', /github needs/],
+      ['{"apple":{"client_id":"a","client_secret":"b"}}', /apple needs a non-empty client_id, team_id, kid, app_secret/],
     ] as const) {
       const result = parseDevelopmentKeys(value, SOCIAL_PRESETS);
       expect(result).toMatch(said);

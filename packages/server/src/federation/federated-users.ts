@@ -13,6 +13,7 @@ import { userEventObject } from '../management/event-objects.js';
 import type { Services } from '../services.js';
 import type { Connection } from '../store/connections.js';
 import { findFederatedIdentity, insertFederatedIdentity, updateFederatedTokens } from '../store/federated-identities.js';
+import { saveSamlUpstreamSession } from '../store/saml-upstream-logout.js';
 import type { Database } from '../store/schema.js';
 import { findUser, insertUserWith, newUser, recordLogin, updateUsers, userIdExists, type User, type UserProfile } from '../store/users.js';
 import type { FederatedProfile, FederationStrategy } from './strategy.js';
@@ -45,9 +46,14 @@ export async function upstreamTokens(db: Kysely<Database>, sealer: Sealer, userI
   };
 }
 
-function profileFields(profile: FederatedProfile): Pick<User, 'email' | 'email_verified'> & { profile: UserProfile } {
+/** The user's fields from the upstream's profile; what it sends only once is taken from `stored` when it is absent now. */
+function profileFields(profile: FederatedProfile, stored?: UserProfile): Pick<User, 'email' | 'email_verified'> & { profile: UserProfile } {
   const fields: UserProfile = {};
-  for (const name of ['name', 'given_name', 'family_name', 'nickname', 'picture'] as const) if (profile[name] !== undefined) fields[name] = profile[name];
+  const once = new Set<string>(profile.sentOnce ?? []);
+  for (const name of ['name', 'given_name', 'family_name', 'nickname', 'picture'] as const) {
+    const value = profile[name] ?? (once.has(name) ? stored?.[name] : undefined);
+    if (value !== undefined) fields[name] = value;
+  }
   return { email: profile.email ?? null, email_verified: profile.email_verified ?? false, profile: fields };
 }
 
@@ -57,6 +63,21 @@ function sameProfile(user: User, next: ReturnType<typeof profileFields>): boolea
     user.email_verified === next.email_verified &&
     JSON.stringify(user.profile) === JSON.stringify(next.profile)
   );
+}
+
+/** A SAML sign-in's NameID and SessionIndex, for the LogoutRequest of a later federated logout. */
+async function rememberSamlSession(db: Kysely<Database>, tenantId: string, connection: Connection, userId: string, profile: FederatedProfile, now: number): Promise<void> {
+  const session = profile.samlSession;
+  if (!session) return;
+  await saveSamlUpstreamSession(db, {
+    user_id: userId,
+    tenant_id: tenantId,
+    connection_id: connection.id,
+    name_id: session.nameId,
+    name_id_format: session.nameIdFormat ?? null,
+    session_index: session.sessionIndex ?? null,
+    updated_at: now,
+  });
 }
 
 /** The reference's id when no user of any tenant has it; otherwise the same with a suffix (ids are unique across tenants). */
@@ -78,6 +99,7 @@ export async function signInFederatedUser(
   const known = await findFederatedIdentity(db, connection.id, profile.subject);
   if (known) {
     const user = (await findUser(db, tenantId, known.user_id))!;
+    if (profile.sentOnce) fields.profile = profileFields(profile, user.profile).profile;
     if (!sameProfile(user, fields)) {
       const previousObject = await userEventObject(db, user);
       const next: User = { ...user, ...fields };
@@ -87,6 +109,7 @@ export async function signInFederatedUser(
     }
     await updateFederatedTokens(db, user.user_id, { ...sealedTokens(services.sealer, user.user_id, profile.tokens), updated_at: now });
     await recordLogin(db, tenantId, user.user_id, request.ip, now);
+    await rememberSamlSession(db, tenantId, connection, user.user_id, profile, now);
     return (await findUser(db, tenantId, user.user_id))!;
   }
 
@@ -110,5 +133,6 @@ export async function signInFederatedUser(
     throw error;
   }
   await recordLogin(db, tenantId, user.user_id, request.ip, now);
+  await rememberSamlSession(db, tenantId, connection, user.user_id, profile, now);
   return (await findUser(db, tenantId, user.user_id))!;
 }

@@ -223,11 +223,24 @@ export const oidcStrategy: FederationStrategy = {
     if (frontChannel !== (method === 'POST')) {
       throw new UpstreamError('invalid_request', frontChannel ? 'The identity provider must answer by form_post' : 'The identity provider must answer by redirect');
     }
+    if (!frontChannel) return completeCodeCallback(upstream, trip, parameters);
     try {
-      const config = await configurationOf(upstream);
-      return await (frontChannel ? completeFormPost(config, trip, parameters) : completeCode(config, trip, parameters));
+      return await completeFormPost(await configurationOf(upstream), trip, parameters);
     } catch (error) {
       throw asUpstreamError(error, 'callback');
     }
   },
 };
+
+/**
+ * The code flow's callback, however it came (a redirect, or Apple's form_post of a code): the code redeemed with
+ * PKCE, the ID token checked, the userinfo read.
+ */
+export async function completeCodeCallback(upstream: UpstreamConnection, trip: UpstreamTrip, parameters: CallbackParameters): Promise<FederatedProfile> {
+  if (parameters.error !== undefined) throw upstreamRefusal(parameters.error, parameters.error_description);
+  try {
+    return await completeCode(await configurationOf(upstream), trip, parameters);
+  } catch (error) {
+    throw asUpstreamError(error, 'callback');
+  }
+}

@@ -16,5 +16,5 @@ export function withPresetKeys(provider: string, upstream: UpstreamConnection, a
       `The connection ${upstream.connection.name} has no client_id and client_secret of its own (development-keys mode), and this server has no development keys for ${provider}. Its administrator must set the connection's client_id and client_secret.`,
     );
   }
-  return { ...upstream, options: asStrategy({ ...upstream.options, client_id: shared.client_id }), secrets: { ...upstream.secrets, client_secret: shared.client_secret } };
+  return { ...upstream, options: asStrategy({ ...upstream.options, client_id: shared.client_id }), secrets: { ...upstream.secrets, client_secret: shared.client_secret ?? '' } };
 }

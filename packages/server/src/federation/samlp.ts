@@ -44,7 +44,10 @@ const AttributeNames = Type.Union([Type.String({ minLength: 1, maxLength: 1000 }
 export const SamlpOptions = Type.Object(
   {
     signInEndpoint: Url,
+    /** The IdP's SingleLogoutService (HTTP-Redirect), for `/v2/logout?federated`; the reference defaults it to signInEndpoint. */
     signOutEndpoint: Type.Optional(Url),
+    /** The reference's: true sends no LogoutRequest upstream (federated logout stays local). */
+    disableSignout: Type.Optional(Type.Boolean()),
     /** The IdP's signing certificate: base64 of its PEM (as the reference takes it), PEM, or base64 DER. */
     signingCert: Type.Optional(Type.String({ minLength: 1, maxLength: 20_000 })),
     /** Derived from signingCert when it is sent (the reference's stored form); accepted back as read. */
@@ -81,6 +84,18 @@ type SamlpOptionsValue = Static<typeof SamlpOptions>;
 /** Our entity ID toward the IdP, and the Audience its assertions must name (the reference's form). */
 export function spEntityId(tenantName: string, connectionName: string): string {
   return `urn:auth0:${tenantName}:${connectionName}`;
+}
+
+/** Where the IdP sends its LogoutResponse (the reference's SP metadata names /logout). */
+export const SAML_LOGOUT_CALLBACK_PATH = '/logout';
+
+export function samlLogoutCallbackUrl(baseUrl: string): string {
+  return `${baseUrl}${SAML_LOGOUT_CALLBACK_PATH}`;
+}
+
+/** Whether `/v2/logout?federated` sends this connection's IdP a LogoutRequest (the reference's disableSignout). */
+export function signsOut(options: Record<string, unknown>): boolean {
+  return options.disableSignout !== true;
 }
 
 /** Where the IdP posts its Response (the reference's post-back URL). */
@@ -176,7 +191,7 @@ async function samlClient(upstream: UpstreamConnection, extra: Partial<SamlConfi
  */
 export async function serviceProviderMetadata(upstream: UpstreamConnection): Promise<string> {
   const options = upstream.options as SamlpOptionsValue;
-  const saml = await samlClient(upstream);
+  const saml = await samlClient(upstream, signsOut(options) ? { logoutCallbackUrl: samlLogoutCallbackUrl(localOf(upstream).baseUrl) } : {});
   return saml.generateServiceProviderMetadata(null, options.signSAMLRequest ? (await localOf(upstream).signingKey()).certificatePem : null);
 }
 
@@ -195,6 +210,8 @@ const text = (element: Element | undefined) => element?.textContent?.trim() ?? '
 
 interface ReadAssertion {
   nameId: string | undefined;
+  nameIdFormat: string | undefined;
+  sessionIndex: string | undefined;
   attributes: Map<string, string[]>;
   assertionId: string;
   expiresAt: number;
@@ -264,8 +281,12 @@ function checkResponse(root: Element, acsUrl: string, options: SamlpOptionsValue
       attributes.set(name, [...(attributes.get(name) ?? []), ...values]);
     }
   }
-  const nameId = text(subject && singleChild(subject, SAML_NS.assertion, 'NameID')) || undefined;
-  return { nameId, attributes, assertionId, expiresAt };
+  const nameIdElement = subject && singleChild(subject, SAML_NS.assertion, 'NameID');
+  const nameId = text(nameIdElement) || undefined;
+  const nameIdFormat = nameIdElement?.getAttribute('Format') || undefined;
+  const authn = childElements(assertion, SAML_NS.assertion, 'AuthnStatement')[0];
+  const sessionIndex = authn?.getAttribute('SessionIndex') || undefined;
+  return { nameId, nameIdFormat, sessionIndex, attributes, assertionId, expiresAt };
 }
 
 const CLAIMS = 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims';
@@ -323,7 +344,12 @@ async function readResponse(upstream: UpstreamConnection, parameters: CallbackPa
     throw refused(error instanceof Error ? error.message.replace(/\s+/g, ' ') : 'it could not be validated.');
   }
   if (!(await local.useAssertionId(read.assertionId, read.expiresAt))) throw refused('its assertion was already used (replay).');
-  return profileFromAssertion(read, options);
+  const profile = profileFromAssertion(read, options);
+  // What a LogoutRequest must name later (federated logout), bounded as the IdP could write anything.
+  if (read.nameId && read.nameId.length <= 1024 && (read.sessionIndex?.length ?? 0) <= 256 && (read.nameIdFormat?.length ?? 0) <= 256) {
+    profile.samlSession = { nameId: read.nameId, ...(read.nameIdFormat && { nameIdFormat: read.nameIdFormat }), ...(read.sessionIndex && { sessionIndex: read.sessionIndex }) };
+  }
+  return profile;
 }
 
 export const samlpStrategy: FederationStrategy & {
@@ -354,3 +380,33 @@ export const samlpStrategy: FederationStrategy & {
   /** An IdP-initiated response (no trip): the caller has checked that the connection allows it. */
   completeUnsolicited: (upstream, parameters, method) => readResponse(upstream, parameters, method, undefined),
 };
+
+/** What a LogoutRequest names: the NameID and SessionIndex of the assertion the user signed in with. */
+export interface SamlSessionRef {
+  nameId: string;
+  nameIdFormat?: string | undefined;
+  sessionIndex?: string | undefined;
+}
+
+/**
+ * The LogoutRequest toward the IdP's SingleLogoutService (signOutEndpoint, else signInEndpoint, as the
+ * reference), by HTTP-Redirect, signed with the tenant's key when the connection signs its requests; undefined
+ * when the connection does not sign out upstream.
+ */
+export async function upstreamLogoutUrl(upstream: UpstreamConnection, session: SamlSessionRef, requestId: string, relayState: string): Promise<URL | undefined> {
+  const options = upstream.options as SamlpOptionsValue;
+  if (!signsOut(options)) return undefined;
+  const saml = await samlClient(upstream, { logoutUrl: options.signOutEndpoint ?? options.signInEndpoint, generateUniqueId: () => requestId });
+  const profile = {
+    issuer: spEntityId(localOf(upstream).tenantName, upstream.connection.name),
+    nameID: session.nameId,
+    nameIDFormat: session.nameIdFormat ?? 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+    ...(session.sessionIndex && { sessionIndex: session.sessionIndex }),
+  };
+  return new URL(await saml.getLogoutUrlAsync(profile, relayState, {}));
+}
+
+/** The IdP's signing certificate, for checking what it sends outside a sign-in (a LogoutResponse). */
+export function idpCertificatePem(options: Record<string, unknown>): string | undefined {
+  return certificatePemOf(options as SamlpOptionsValue);
+}

@@ -1,4 +1,5 @@
 /** The federation strategies this server offers, by the connection `strategy` that selects them. */
+import { appleStrategy } from './apple.js';
 import { facebookStrategy } from './facebook.js';
 import { githubStrategy } from './github.js';
 import { googleStrategy } from './google-oauth2.js';
@@ -17,6 +18,7 @@ export const FEDERATION_STRATEGIES: Readonly<Record<string, FederationStrategy>>
   windowslive: windowsliveStrategy,
   facebook: facebookStrategy,
   linkedin: linkedinStrategy,
+  apple: appleStrategy,
   samlp: samlpStrategy,
 };
 

@@ -5,6 +5,7 @@
  */
 import type { TSchema } from '@fastify/type-provider-typebox';
 import type { Connection } from '../store/connections.js';
+import type { DevelopmentKeys } from './development-keys.js';
 
 /** The user as the upstream describes them, in the service's own field names. */
 export interface FederatedProfile {
@@ -17,6 +18,13 @@ export interface FederatedProfile {
   family_name?: string;
   nickname?: string;
   picture?: string;
+  /**
+   * Profile fields this upstream sends only once (Apple: the name, at the first sign-in): when a later sign-in
+   * lacks them, the stored values are kept instead of wiped.
+   */
+  sentOnce?: readonly ('name' | 'given_name' | 'family_name')[];
+  /** SAML: the NameID and SessionIndex of the assertion, which a LogoutRequest to the IdP must name (federated logout). */
+  samlSession?: { nameId: string; nameIdFormat?: string; sessionIndex?: string };
   /** The upstream's tokens, kept sealed (issue #11: access and refresh returned only to `read:user_idp_tokens`). */
   tokens: { access_token?: string; refresh_token?: string; id_token?: string };
 }
@@ -62,7 +70,7 @@ export interface UpstreamConnection {
   /** Secret options by name, unsealed (absent when not set). */
   secrets: Record<string, string>;
   /** The server's shared keys for this preset, when the operator set them (development-keys mode). */
-  developmentKeys?: { client_id: string; client_secret: string } | undefined;
+  developmentKeys?: DevelopmentKeys | undefined;
 }
 
 /** The callback's parameters (query of a GET, form of a POST), one string each. */

@@ -169,7 +169,7 @@ describe('Management API: connections', () => {
   });
 
   it('refuses strategies it does not support, naming the three it does', async () => {
-    await expectError(call('POST', '/connections', { name: 'apple', strategy: 'apple' }), 400, 'invalid_body', /auth0, email, sms/);
+    await expectError(call('POST', '/connections', { name: 'ad', strategy: 'ad' }), 400, 'invalid_body', /auth0, email, sms/);
   });
 
   it.each([

@@ -1,7 +1,7 @@
 /**
  * /api/v2/connections (B.8): where users come from. This server has these strategies: `auth0` (a database of
  * users with passwords), `email` and `sms` (passwordless), and the upstream identity providers of federation/
- * (`oidc`, `oauth2`, `google-oauth2`, `github`), whose secret options are write-only and sealed at rest. Options are checked per strategy for the fields it
+ * (`oidc`, `oauth2`, `samlp` and the social presets), whose secret options are write-only and sealed at rest. Options are checked per strategy for the fields it
  * knows, and any other option is stored and echoed as given. PATCH replaces `options` as a whole (as the
  * reference does: send every option). `name` and `strategy` never change. Deleting a connection deletes its
  * users in the same transaction.
@@ -32,6 +32,7 @@ import { sealConnectionSecrets, withoutConnectionSecrets } from '../messaging/sm
 import { facebookStrategy } from '../federation/facebook.js';
 import { githubStrategy } from '../federation/github.js';
 import { linkedinStrategy } from '../federation/linkedin.js';
+import { appleStrategy } from '../federation/apple.js';
 import { windowsliveStrategy } from '../federation/windowslive.js';
 import { samlpStrategy } from '../federation/samlp.js';
 import { googleStrategy } from '../federation/google-oauth2.js';
@@ -43,7 +44,7 @@ import { operation } from './operation.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 import { selectFields } from './user-view.js';
 
-export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github', 'windowslive', 'facebook', 'linkedin', 'samlp'] as const;
+export const SUPPORTED_STRATEGIES = ['auth0', 'email', 'sms', 'oidc', 'oauth2', 'google-oauth2', 'github', 'windowslive', 'facebook', 'linkedin', 'apple', 'samlp'] as const;
 export type SupportedStrategy = (typeof SUPPORTED_STRATEGIES)[number];
 
 const CONNECTION_ID = '^con_[A-Za-z0-9]{16}$';
@@ -159,10 +160,11 @@ const OPTION_VALIDATORS = {
   windowslive: Compile(windowsliveStrategy.optionsSchema),
   facebook: Compile(facebookStrategy.optionsSchema),
   linkedin: Compile(linkedinStrategy.optionsSchema),
+  apple: Compile(appleStrategy.optionsSchema),
   samlp: Compile(samlpStrategy.optionsSchema),
 } as const;
 
-const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github, windowslive, facebook, linkedin, samlp); secrets (client_secret, private keys) are write-only' });
+const Options = Type.Record(Type.String(), Type.Unknown(), { description: 'Depends on the strategy (auth0, email, sms, oidc, oauth2, google-oauth2, github, windowslive, facebook, linkedin, apple, samlp); secrets (client_secret, app_secret, private keys) are write-only' });
 const Metadata = Type.Record(Type.String({ maxLength: 255 }), Type.String({ maxLength: 255 }), { maxProperties: 10 });
 const Active = Type.Object({ active: Type.Boolean() }, { additionalProperties: false });
 const ClientId = Type.String({ minLength: 1, maxLength: 64 });
@@ -318,6 +320,7 @@ function defaultOptions(strategy: SupportedStrategy): Record<string, unknown> {
     case 'windowslive':
     case 'facebook':
     case 'linkedin':
+    case 'apple':
     case 'samlp':
       return federationStrategy(strategy)!.defaultOptions();
   }

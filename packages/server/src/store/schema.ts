@@ -951,6 +951,35 @@ export interface Database {
   mfa_remembered_browsers: MfaRememberedBrowsersTable;
 }
 
+// --- SAML single logout toward upstream identity providers (0034) --------------------------------------------
+
+export interface SamlUpstreamSessionsTable {
+  user_id: string;
+  tenant_id: string;
+  connection_id: string;
+  name_id: string;
+  name_id_format: string | null;
+  session_index: string | null;
+  updated_at: number;
+}
+
+export interface SamlUpstreamLogoutsTable {
+  /** SHA-256 (hex) of the RelayState sent upstream. */
+  id: string;
+  tenant_id: string;
+  connection_id: string;
+  /** The LogoutRequest's ID: the LogoutResponse's InResponseTo. */
+  request_id: string;
+  return_to: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface Database {
+  saml_upstream_sessions: SamlUpstreamSessionsTable;
+  saml_upstream_logouts: SamlUpstreamLogoutsTable;
+}
+
 // --- MFA enrollment tickets (0035) ----------------------------------------------------------------------------
 
 export interface MfaEnrollmentTicketsTable {

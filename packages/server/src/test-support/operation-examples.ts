@@ -17,6 +17,8 @@ import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
 import { insertMfaEnrollment } from '../store/mfa-enrollments.js';
 import { insertSsoSession } from '../store/sso-sessions.js';
+import { insertSamlUpstreamLogout } from '../store/saml-upstream-logout.js';
+import { sha256 } from '../login/session.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
@@ -1196,6 +1198,30 @@ async function runFederationFlows(f: Fixtures, expectStatus: ExpectStatus): Prom
     const samlp = await api(f, 'POST', '/connections', { name: unique('examples-samlp'), strategy: 'samlp', options: { signInEndpoint: `${upstream}/sso`, signingCert: Buffer.from(idpCertificate).toString('base64') }, enabled_clients: [app.client_id] }, 201);
     await expectStatus('samlp SP metadata', fetch(`${base}/samlp/metadata?connection=${encodeURIComponent(String(samlp.name))}`), 200);
     await expectStatus('samlp SP metadata, unknown connection', fetch(`${base}/samlp/metadata?connection=nope`), 400);
+    // /logout, the IdP's answer to a federated SAML logout: pending logouts as /v2/logout?federated leaves them.
+    const db = f.test.server.prepared.store.db;
+    const { tenant_id } = await db.selectFrom('connections').select('tenant_id').where('id', '=', String(samlp.id)).executeTakeFirstOrThrow();
+    const pendingLogout = async (returnTo: string | null) => {
+      const relayState = randomBytes(32).toString('base64url');
+      const requestId = `_${randomBytes(16).toString('hex')}`;
+      await insertSamlUpstreamLogout(db, { id: sha256(relayState), tenant_id, connection_id: String(samlp.id), request_id: requestId, return_to: returnTo, expires_at: Date.now() + 600_000, created_at: Date.now() });
+      const xml = `<samlp:LogoutResponse xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r${requestId}" Version="2.0" IssueInstant="${new Date().toISOString()}" InResponseTo="${requestId}"><samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status></samlp:LogoutResponse>`;
+      return { relayState, post: Buffer.from(xml).toString('base64'), redirect: deflateRawSync(Buffer.from(xml)).toString('base64') };
+    };
+    const sloGet = (fields: Record<string, string>) => fetch(`${base}/logout?${new URLSearchParams(fields)}`, { redirect: 'manual' });
+    const sloPost = (fields: Record<string, string>) => fetch(`${base}/logout`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    let answer = await pendingLogout('https://app.example/');
+    await expectStatus('SAML logout answer (Redirect), to returnTo', sloGet({ SAMLResponse: answer.redirect, RelayState: answer.relayState }), 302);
+    answer = await pendingLogout(null);
+    await expectStatus('SAML logout answer (Redirect), logged-out page', sloGet({ SAMLResponse: answer.redirect, RelayState: answer.relayState }), 200);
+    await expectStatus('SAML logout answer (Redirect), replayed', sloGet({ SAMLResponse: answer.redirect, RelayState: answer.relayState }), 400);
+    await expectStatus('SAML LogoutRequest from the IdP (Redirect)', sloGet({ SAMLRequest: answer.redirect }), 501);
+    answer = await pendingLogout('https://app.example/');
+    await expectStatus('SAML logout answer (POST), to returnTo', sloPost({ SAMLResponse: answer.post, RelayState: answer.relayState }), 303);
+    answer = await pendingLogout(null);
+    await expectStatus('SAML logout answer (POST), logged-out page', sloPost({ SAMLResponse: answer.post, RelayState: answer.relayState }), 200);
+    await expectStatus('SAML logout answer (POST), replayed', sloPost({ SAMLResponse: answer.post, RelayState: answer.relayState }), 400);
+    await expectStatus('SAML LogoutRequest from the IdP (POST)', sloPost({ SAMLRequest: answer.post }), 501);
     // The login page's buttons.
     const browser = new TestBrowser();
     const page = await browser.follow(base, await browser.get(`${base}/authorize?${new URLSearchParams(request('query'))}`));

@@ -9,7 +9,7 @@
  * Who signs in: the test's driver adds `login` (or `abort`) to the SSO request, as a person would at a login page.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signingCertificate } from '../crypto/x509-certificates.js';
 import type { UpstreamCallback, UpstreamDriver } from '../federation/strategy-contract.js';
@@ -18,6 +18,11 @@ import { readForm, type TestBrowser } from './sign-in.js';
 interface SamlifyEntity {
   parseLoginRequest(sp: SamlifyEntity, binding: string, request: { query?: Record<string, string>; body?: Record<string, string>; octetString?: string }): Promise<{ extract: { request?: { id?: string } } }>;
   createLoginResponse(sp: SamlifyEntity, requestInfo: unknown, binding: string, user: Record<string, string>, replace?: (template: string) => { id: string; context: string }): Promise<{ context: string }>;
+  parseLogoutRequest(sp: SamlifyEntity, binding: string, request: { query?: Record<string, string>; octetString?: string }): Promise<LogoutRequestInfo>;
+  createLogoutResponse(sp: SamlifyEntity, requestInfo: unknown, binding: string, relayState: string, replace?: (template: string) => { id: string; context: string }): { context: string };
+}
+interface LogoutRequestInfo {
+  extract: { request?: { id?: string }; nameID?: string };
 }
 /** samlify without its type declarations: they pull in the DOM library, which would change global types for every other file. */
 const samlifyModule = 'samlify';
@@ -48,11 +53,19 @@ export interface SamlUpstream {
   ssoUrl: string;
   certificatePem: string;
   /** Trusts our SP metadata for a connection (samlify reads it); `wantAssertionsSigned` makes the IdP sign the assertion instead of the Response. */
-  trust(metadataXml: string, options?: { wantAssertionsSigned?: boolean }): void;
+  trust(metadataXml: string, options?: { wantAssertionsSigned?: boolean; logoutBinding?: 'redirect' | 'post'; signLogoutResponses?: boolean }): void;
   /** The requests the IdP received, parsed by samlify: their ids, and whether their signature was checked. */
   received: { id: string | undefined; signed: boolean }[];
   /** Applied to the next Response only. */
   next: ResponseTweaks;
+  /** Single logout: the IdP's SingleLogoutService (HTTP-Redirect), where our LogoutRequests arrive. */
+  sloUrl: string;
+  /** The LogoutRequests received, as samlify read them (their signature checked when the IdP wants them signed). */
+  logoutRequests: { id: string | undefined; nameId: string | undefined; signed: boolean }[];
+  /** The SessionIndex of each Response sent, by login. */
+  sessionIndexes: Map<string, string>;
+  /** How the next LogoutResponse departs from a good one. */
+  nextLogout: { status?: string; inResponseTo?: string; signer?: 'rogue' };
   /** A Response for `login` without a request (IdP-initiated), to `acsUrl`. */
   unsolicited(login: string, tweaks?: ResponseTweaks): Promise<string>;
   driver: UpstreamDriver;
@@ -83,6 +96,8 @@ async function identityProvider(entityId: string, ssoUrl: string, wantAuthnReque
       { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: ssoUrl },
       { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST', Location: ssoUrl },
     ],
+    singleLogoutService: [{ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: ssoUrl.replace(/\/sso$/, '/slo') }],
+    wantLogoutRequestSigned: wantAuthnRequestsSigned,
   });
   return { idp, certificatePem, privateKey };
 }
@@ -101,6 +116,10 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
   const sha1 = await identityProvider(entityId, ssoUrl, false, main.privateKey, 'rsa-sha1');
   const received: SamlUpstream['received'] = [];
   let next: ResponseTweaks = {};
+  const logoutRequests: SamlUpstream['logoutRequests'] = [];
+  const sessionIndexes = new Map<string, string>();
+  let nextLogout: SamlUpstream['nextLogout'] = {};
+  let logoutBinding: 'redirect' | 'post' = 'post';
 
   async function respond(requestInfo: { extract?: { request?: { id?: string } } }, login: string, tweaks: ResponseTweaks): Promise<string> {
     if (!sp) throw new Error('the IdP does not know the service provider yet (trust its metadata)');
@@ -110,7 +129,13 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
       const now = new Date();
       const end = new Date(now.getTime() + (tweaks.expiresInMinutes ?? 5) * 60_000).toISOString();
       const id = `_${randomBytes(16).toString('hex')}`;
-      let context = template.replace(/\{AttributeStatement\}/, attributeStatement({ [EMAIL_CLAIM]: `${login}@upstream.example`, [NAME_CLAIM]: `${login} Upstream`, email_verified: 'true' }));
+      // Markup goes in before samlify's tag replacement, which XML-escapes every value it puts in.
+      let context = template
+        .replace(/\{AttributeStatement\}/, attributeStatement({ [EMAIL_CLAIM]: `${login}@upstream.example`, [NAME_CLAIM]: `${login} Upstream`, email_verified: 'true' }))
+        .replace(
+          /\{AuthnStatement\}/,
+          `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
+        );
       // No request, no InResponseTo (SAML Profiles §4.1.5, unsolicited responses).
       if (!inResponseTo) context = context.replace(/ InResponseTo="\{InResponseTo\}"/g, '');
       const acs = /AssertionConsumerService[^>]*Location="([^"]+)"/.exec(metadataXml)![1]!.replace(/&amp;/g, '&');
@@ -129,8 +154,8 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
         NameIDFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
         NameID: login,
         InResponseTo: inResponseTo ?? '',
-        AuthnStatement: `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${id}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`,
       });
+      sessionIndexes.set(login, id);
       return { id, context };
     });
     return response.context;
@@ -142,6 +167,7 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
   server.on('request', (request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', base);
+      if (url.pathname === '/slo') return singleLogout(url, response);
       let fields: Record<string, string>;
       let binding: 'redirect' | 'post';
       let octetString: string | undefined;
@@ -179,6 +205,39 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
     });
   });
 
+  /** Our LogoutRequest (HTTP-Redirect), read by samlify; its LogoutResponse sent back in the binding our metadata (as trusted) names. */
+  async function singleLogout(url: URL, response: ServerResponse): Promise<void> {
+    const fields = Object.fromEntries(url.searchParams);
+    const raw = new Map(url.search.slice(1).split('&').map((pair) => [pair.slice(0, pair.indexOf('=')), pair] as const));
+    const octetString = ['SAMLRequest', 'RelayState', 'SigAlg'].filter((n) => raw.has(n)).map((n) => raw.get(n)).join('&');
+    const info = await main.idp.parseLogoutRequest(sp!, 'redirect', { query: fields, octetString });
+    logoutRequests.push({ id: info.extract.request?.id, nameId: info.extract.nameID, signed: Boolean(fields.Signature) });
+    const tweaks = nextLogout;
+    nextLogout = {};
+    const sloLocation = /SingleLogoutService[^>]*Location="([^"]+)"/.exec(metadataXml)![1]!.replace(/&amp;/g, '&');
+    const replace = (template: string) => {
+      const id = `_${randomBytes(16).toString('hex')}`;
+      const context = samlify.SamlLib.replaceTagsByValue(template, {
+        ID: id,
+        Destination: sloLocation,
+        Issuer: entityId,
+        EntityID: entityId,
+        IssueInstant: new Date().toISOString(),
+        StatusCode: tweaks.status ?? 'urn:oasis:names:tc:SAML:2.0:status:Success',
+        InResponseTo: tweaks.inResponseTo ?? info.extract.request?.id ?? '',
+      });
+      return { id, context };
+    };
+    const signer = tweaks.signer === 'rogue' ? rogue.idp : main.idp;
+    const created = await signer.createLogoutResponse(sp!, info, logoutBinding, fields.RelayState ?? '', replace);
+    if (logoutBinding === 'redirect') {
+      response.writeHead(302, { location: created.context }).end();
+      return;
+    }
+    const page = `<!doctype html><form method="post" action="${escape(sloLocation)}"><input type="hidden" name="SAMLResponse" value="${escape(created.context)}"><input type="hidden" name="RelayState" value="${escape(fields.RelayState ?? '')}"></form>`;
+    response.writeHead(200, { 'content-type': 'text/html' }).end(page);
+  }
+
   const driver: UpstreamDriver = {
     stateParameter: 'RelayState',
     async signIn(browser: TestBrowser, upstreamUrl: string, _returnTo: string, login: string | { abort: true }): Promise<UpstreamCallback> {
@@ -196,8 +255,17 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
   return {
     entityId,
     ssoUrl,
+    sloUrl: `${base}/slo`,
     certificatePem: main.certificatePem,
     received,
+    logoutRequests,
+    sessionIndexes,
+    get nextLogout() {
+      return nextLogout;
+    },
+    set nextLogout(value: SamlUpstream['nextLogout']) {
+      nextLogout = value;
+    },
     get next() {
       return next;
     },
@@ -206,8 +274,10 @@ export async function startSamlUpstream(options: { wantAuthnRequestsSigned?: boo
     },
     trust(xml, trustOptions = {}) {
       metadataXml = trustOptions.wantAssertionsSigned ? xml.replace(/WantAssertionsSigned="false"/, 'WantAssertionsSigned="true"').replace(/<(\w+:)?SPSSODescriptor(?![^>]*WantAssertionsSigned)/, '<$1SPSSODescriptor WantAssertionsSigned="true"') : xml;
+      logoutBinding = trustOptions.logoutBinding ?? 'post';
+      if (logoutBinding === 'redirect') metadataXml = metadataXml.replace(/(<(?:\w+:)?SingleLogoutService[^>]*Binding=")[^"]+"/, '$1urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"');
       spEntityId = /entityID="([^"]+)"/.exec(metadataXml)![1]!;
-      sp = samlify.ServiceProvider({ metadata: metadataXml });
+      sp = samlify.ServiceProvider({ metadata: metadataXml, wantLogoutResponseSigned: trustOptions.signLogoutResponses ?? true });
     },
     unsolicited: (login, tweaks = {}) => respond({}, login, tweaks),
     driver,
