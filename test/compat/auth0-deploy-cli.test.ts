@@ -8,7 +8,7 @@
  * Nothing is excluded: everything the tool reads is read from us, and what we do not offer reads as empty
  * (management/not-offered.ts). Adding a resource later: create it in buildTenant.
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +21,32 @@ type DeployCli = {
   dump(params: { output_folder: string; format: 'yaml' | 'directory'; config: Record<string, unknown> }): Promise<void>;
   deploy(params: { input_file: string; config: Record<string, unknown> }): Promise<void>;
 };
-const { dump, deploy } = createRequire(import.meta.url)('auth0-deploy-cli') as DeployCli;
+const load = createRequire(import.meta.url);
+const { dump, deploy } = load('auth0-deploy-cli') as DeployCli;
+
+/**
+ * The tool checks what it deploys against its own JSON schema (8 MB, nearly all of it the custom-text shape of
+ * every prompt screen) with a fresh Ajv 6 each time: twice per deploy, about 7 s of CPU to compile it each time,
+ * which was most of this file's CPU and its long silences between requests. The schema object and the Ajv options
+ * are the tool's own constants, so the first compiled validator serves every later check in this process: each
+ * deploy is still validated, by the same validator, and nothing else the tool does changes.
+ */
+type Validator = ((data: unknown) => boolean) & { errors?: unknown };
+const toolRequire = createRequire(load.resolve('auth0-deploy-cli'));
+const Ajv = toolRequire('ajv/lib/ajv') as { prototype: { validate(schema: unknown, data: unknown): boolean; compile(schema: unknown): Validator } };
+const toolSchema = (toolRequire('./tools/auth0/schema') as { default: object }).default;
+const ajvValidate = Ajv.prototype.validate;
+let toolValidator: Validator | undefined;
+Ajv.prototype.validate = function (this: typeof Ajv.prototype & { errors?: unknown }, schema: unknown, data: unknown): boolean {
+  if (schema !== toolSchema) return ajvValidate.call(this, schema, data);
+  toolValidator ??= this.compile(schema);
+  const valid = toolValidator(data);
+  this.errors = toolValidator.errors;
+  return valid;
+};
+afterAll(() => {
+  Ajv.prototype.validate = ajvValidate;
+});
 
 const dialects = ['sqlite', ...((await postgresAvailable()) ? (['postgres'] as const) : [])] as const;
 
@@ -228,6 +253,9 @@ describe.each(dialects)('auth0-deploy-cli round trip (%s)', (dialect) => {
 
     const before = await snapshot(s);
     await deploy({ input_file: out('deployed-dir'), config: config(s) });
+    // The tool still checks every deploy against its schema (compiled once for the file, above): this one is refused.
+    writeFileSync(out('invalid.yaml'), 'clients: not-a-list\n');
+    await expect(deploy({ input_file: out('invalid.yaml'), config: config(s) })).rejects.toThrow(/Schema validation failed/);
     expect(await snapshot(s)).toEqual(before);
   });
 });

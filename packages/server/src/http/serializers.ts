@@ -10,6 +10,7 @@
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
 import { SENT_AS_IS } from './responses.js';
+import { schemaCompilation } from './validators.js';
 
 type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
 
@@ -18,6 +19,9 @@ export const buildSerializer: SerializerFactory = (externalSchemas, options) => 
   return (route) => {
     const schema = route.schema as Record<symbol, unknown> | undefined;
     if (Number(route.httpStatus) >= 300 || schema?.[SENT_AS_IS]) return JSON.stringify;
-    return compile(route as never);
+    // Compiled on the route's first response, not at start-up, for the reason validators.ts compiles lazily.
+    if (schemaCompilation.atStartUp) return compile(route as never);
+    let serialize: ((data: unknown) => string) | undefined;
+    return (data: unknown) => (serialize ??= compile(route as never) as (data: unknown) => string)(data);
   };
 };

@@ -76,6 +76,28 @@ interface Route {
  */
 const ajvPool = AjvCompiler();
 
+/** When route schemas are compiled: set by schema-compilation.test.ts, which proves that every one compiles. */
+export const schemaCompilation = { atStartUp: false };
+
+/**
+ * A validator compiled on its first request instead of at start-up. Compiling every route's schemas with Ajv was
+ * about 70% of `gatehouse start`'s CPU before it answered (3 of 4.2 s), for a thousand routes of which a process
+ * serves a few; a route now pays its own compilation (a few milliseconds) once, on its first request. A schema
+ * Ajv refuses shows on that request instead of at start-up: openapi.test.ts sends every documented route a
+ * request that reaches its validator, and schema-compilation.test.ts compiles every route's schemas at start-up.
+ */
+function lazy(compile: () => Validate): Validate {
+  if (schemaCompilation.atStartUp) return compile();
+  let compiled: Validate | undefined;
+  const validate: Validate = (data) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors ?? null;
+    return valid;
+  };
+  return validate;
+}
+
 function build(externalSchemas: unknown, options: unknown): (route: Route) => Validate {
   const factory = ajvPool;
   const ajv = (options ?? {}) as { customOptions?: Record<string, unknown> };
@@ -83,9 +105,9 @@ function build(externalSchemas: unknown, options: unknown): (route: Route) => Va
   const strict = factory(externalSchemas as never, { ...ajv, customOptions: { ...ajv.customOptions, coerceTypes: false } } as never);
   return (route) => {
     const schema = route.schema as Schema;
-    if (route.httpPart !== 'body') return strictText(textChecks(schema), coercing(route as never) as Validate);
-    const json = strict(route as never) as Validate;
-    const form = strictText(textChecks(schema), coercing(route as never) as Validate);
+    if (route.httpPart !== 'body') return strictText(textChecks(schema), lazy(() => coercing(route as never) as Validate));
+    const json = lazy(() => strict(route as never) as Validate);
+    const form = strictText(textChecks(schema), lazy(() => coercing(route as never) as Validate));
     const validate: Validate = (data) => {
       const chosen = data !== null && typeof data === 'object' && FORM_BODIES.has(data) ? form : json;
       const valid = chosen(data);

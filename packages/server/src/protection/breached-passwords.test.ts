@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BREACHED_CORPUS_SIZE, isBreachedPassword } from './breached-passwords.js';
+import { breachedCorpusSize, isBreachedPassword } from './breached-passwords.js';
 
 describe('the breached-password corpus', () => {
   it('is a real corpus (the breach-derived list of @zxcvbn-ts/language-common), not a handful', () => {
-    expect(BREACHED_CORPUS_SIZE).toBeGreaterThan(40_000);
+    expect(breachedCorpusSize()).toBeGreaterThan(40_000);
   });
 
   it('knows the common passwords of the password policy and the breach corpus, whatever their case', () => {

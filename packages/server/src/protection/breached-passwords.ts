@@ -6,20 +6,35 @@
  * every password ever leaked. Matching ignores case, as the dictionary check does: breach corpora hold every
  * capitalisation of these.
  */
-import { dictionary } from '@zxcvbn-ts/language-common';
+import { createRequire } from 'node:module';
+import type * as LanguageCommon from '@zxcvbn-ts/language-common';
 import { checkPassword } from '../connections/password-policy.js';
 
-const CORPUS: ReadonlySet<string> = new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
+let corpus: ReadonlySet<string> | undefined;
+
+/**
+ * Loaded on the first check, not at start-up: the package decompresses all its dictionaries when it is loaded,
+ * a tenth of a second of every `gatehouse start` before it answers.
+ */
+function breachedCorpus(): ReadonlySet<string> {
+  if (!corpus) {
+    const { dictionary } = createRequire(import.meta.url)('@zxcvbn-ts/language-common') as typeof LanguageCommon;
+    corpus = new Set((dictionary['passwords-common'] as string[]).map((p) => p.toLowerCase()));
+  }
+  return corpus;
+}
 
 /** How many passwords the corpus holds (for the settings' description and tests). */
-export const BREACHED_CORPUS_SIZE = CORPUS.size;
+export function breachedCorpusSize(): number {
+  return breachedCorpus().size;
+}
 
 /** `dictionary` mode of the connection password policy, used only for its common-password list. */
 const COMMON_LIST_ONLY = { passwordPolicy: 'none', password_dictionary: { enable: true } } as const;
 
 export function isBreachedPassword(password: string): boolean {
   if (!password) return false;
-  if (CORPUS.has(password.toLowerCase())) return true;
+  if (breachedCorpus().has(password.toLowerCase())) return true;
   const check = checkPassword(password, COMMON_LIST_ONLY);
   return !check.ok && check.code === 'password_dictionary_error';
 }
