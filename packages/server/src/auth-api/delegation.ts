@@ -34,7 +34,7 @@ const DelegationRequest = Type.Object(
 export function registerDelegation(app: App, services: Services): void {
   app.post('/delegation', {
     schema: {
-      tags: ['authentication'],
+      tags: ['authentication', 'not offered'],
       summary: 'Delegation (deprecated in the reference): not offered',
       description:
         'The reference\u2019s legacy endpoint that re-signs a token for an application add-on (Firebase, Azure, SAP). This server offers no such add-on, so it answers 501 not_offered, and logs the attempt as `fd`.',
