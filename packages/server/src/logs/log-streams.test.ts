@@ -2,9 +2,10 @@
  * Log streams over real HTTP, on SQLite and PostgreSQL, delivering to a real local receiver: the reference's
  * shapes and refusals; a JSONARRAY stream with filters gets exactly the logs its categories pass, in log id
  * order, across batches, after a 500 from the receiver (retried with the same webhook-id), with the configured
- * Authorization and custom headers and a Standard Webhooks signature that verifies (ours and the standardwebhooks library); a JSONLINES stream; pausing
- * and resuming without losing a log; the Authorization value never read back. Then, on its own store, a stream
- * that keeps failing is suspended and, set active again, delivers what it missed.
+ * Authorization and custom headers and a Standard Webhooks signature that verifies (by our verifier and by the
+ * standardwebhooks library); a JSONLINES stream; pausing and resuming without losing a log; the Authorization
+ * value never read back. Then, on its own store, a stream that keeps failing is suspended and, set active again,
+ * delivers what it missed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
