@@ -25,7 +25,7 @@ const LISTED = [
   's', 'f', 'fp', 'fu', 'ss', 'fs', 'slo', 'flo', 'seacft', 'feacft', 'sepft', 'fepft', 'seccft', 'feccft', 'sertft', 'fertft', 'srrt',
   'sapi', 'fapi', 'limit_wc', 'limit_mu', 'pwd_leak', 'signup_pwd_leak', 'scp', 'fcp', 'scpr', 'sv', 'fv', 'du', 'fd', 'cls', 'cs',
   'gd_start_enroll', 'gd_enrollment_complete', 'gd_auth_succeed', 'gd_auth_failed', 'gd_recovery_succeed', 'gd_recovery_failed',
-  'gd_otp_rate_limit_exceed', 'gd_unenroll',
+  'gd_otp_rate_limit_exceed', 'gd_recovery_rate_limit_exceed', 'gd_unenroll',
 ];
 
 /** What one action should have left: an event of `type` (narrowed by `where`, a q clause) with these fields. */
@@ -375,7 +375,7 @@ describe.each(dialects)('each listed log event type from its real action, found 
       },
     },
     {
-      action: 'ten wrong codes lock MFA; then an administrator removes the user’s factors',
+      action: 'ten wrong codes lock MFA (a recovery code is then refused too); then an administrator removes the user’s factors',
       run: async () => {
         const user = state.apiUser!;
         const secret = state.apiSecret!;
@@ -386,11 +386,14 @@ describe.each(dialects)('each listed log event type from its real action, found 
         for (let i = 0; i < 11; i++) statuses.push((await post(server, '/oauth/token', { grant_type: MFA_OTP_GRANT, ...app.auth, mfa_token: mfa, otp: wrongCode(secret) })).status);
         // The 10th wrong code locks (and is logged as the lock); the 11th is refused unchecked.
         expect(statuses).toEqual([...Array<number>(10).fill(403), 429]);
+        const recovery = await post(server, '/oauth/token', { grant_type: MFA_RECOVERY_CODE_GRANT, ...app.auth, mfa_token: mfa, recovery_code: 'WRONGRECOVERYCODE2345678' });
+        expect(recovery.status).toBe(429);
         expect((await api('DELETE', `/user-blocks/${encodeURIComponent(user.user_id)}`)).status).toBe(204);
         expect((await api('DELETE', `/users/${encodeURIComponent(user.user_id)}/authentication-methods`)).status).toBe(204);
         return [
           { type: 'gd_otp_rate_limit_exceed', where: asUser(user), fields: { client_id: app.client.client_id, details: { authenticator: 'totp' } } },
           { type: 'gd_auth_failed', where: asUser(user), fields: { client_id: app.client.client_id } },
+          { type: 'gd_recovery_rate_limit_exceed', where: asUser(user), fields: { client_id: app.client.client_id, details: { authenticator: 'recovery-code' } } },
           { type: 'gd_unenroll', where: asUser(user), fields: { client_id: server.admin.client_id, user_name: user.email } },
         ];
       },
