@@ -1,4 +1,6 @@
 // One esbuild pass: src/main.tsx → dist/app.js (+ app.css from the imported stylesheet), and index.html as is.
+// Code splitting: each page is its own chunk (pages.ts imports them lazily), and what the pages share with the
+// frame lands in chunk-*.js files app.js imports; the server serves them flat from dist/ like app.js.
 // esbuild rather than Vite: it is already the repository's bundler (svc's build), needs no dev server, and the
 // whole console builds in well under a second, which matters because `npm test` builds first.
 import { build } from 'esbuild';
@@ -14,6 +16,9 @@ await build({
   format: 'esm',
   target: ['chrome110', 'firefox110', 'safari16'],
   outdir: `${here}dist`,
+  splitting: true,
+  entryNames: '[name]',
+  chunkNames: '[name]-[hash]',
   jsx: 'automatic',
   define: { 'process.env.NODE_ENV': '"production"' },
   legalComments: 'none',

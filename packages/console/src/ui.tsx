@@ -1,5 +1,5 @@
 /** The console's small shared pieces: loading data, errors in place, confirmation, paging, URL lists. */
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { messageOf } from './api.js';
 
 export interface Loaded<T> {
@@ -49,16 +49,18 @@ export function Notice({ children }: { children: ReactNode }) {
  * A button that asks before doing something that cannot be undone, in a modal <dialog> (focus moves into it,
  * Escape cancels, as the browser does for modal dialogs).
  */
-export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; danger?: boolean; onConfirm: () => Promise<void> | void }) {
+export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; danger?: boolean; onConfirm: () => Promise<void> | void; accessibleName?: string }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
+  // Unique per button: a table may hold one "Remove" a row.
+  const questionId = useId();
   return (
     <>
-      <button type="button" className={props.danger ? 'danger' : ''} onClick={() => dialog.current?.showModal()}>
+      <button type="button" className={props.danger ? 'danger' : ''} aria-label={props.accessibleName} onClick={() => dialog.current?.showModal()}>
         {props.label}
       </button>
-      <dialog ref={dialog} aria-labelledby={`${props.label}-question`.replace(/\W+/g, '-')}>
-        <p id={`${props.label}-question`.replace(/\W+/g, '-')}>{props.question}</p>
+      <dialog ref={dialog} aria-labelledby={questionId}>
+        <p id={questionId}>{props.question}</p>
         <div className="actions">
           <button type="button" onClick={() => dialog.current?.close()}>
             Cancel

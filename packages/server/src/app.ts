@@ -37,6 +37,7 @@ import { registerEmailVerificationPage } from './login/email-verification-page.j
 import { registerLoginPage } from './login/login-page.js';
 import { registerFederatedButtons } from './login/federated-buttons.js';
 import { registerMfaPage } from './login/mfa-page.js';
+import { registerMfaEnrollmentTicketPage } from './login/mfa-enrollment-ticket-page.js';
 import { registerPasskeyPage } from './login/passkey-page.js';
 import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
@@ -159,6 +160,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerLoginPage(app, services);
   registerFederatedButtons(app, services);
   registerMfaPage(app, services);
+  registerMfaEnrollmentTicketPage(app, services);
   registerPasskeyPage(app, services);
   registerSignupPage(app, services);
   registerConsentPage(app, services);

@@ -8,9 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { MFA_PATH, RESUME_PATH } from '../auth-api/authorize/complete.js';
 import { InvalidRequest } from '../http/errors.js';
 import { htmlPage, redirect } from '../http/responses.js';
-import { answerSecondFactor, findSecondFactorChallenge, finishSecondFactor, secondFactorView, sendSecondFactorEmail, type MfaChallenge } from '../mfa/login-step.js';
+import { answerSecondFactor, finishSecondFactor, secondFactorView, sendSecondFactorEmail, type MfaChallenge } from '../mfa/login-step.js';
 import type { App, Services } from '../services.js';
-import { findPrimaryUser, type User } from '../store/users.js';
+import type { User } from '../store/users.js';
 import { formFields, PAGE_TAGS, STALE_STEP } from './documentation.js';
 import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
 import { sendErrorPage } from './error-page.js';
@@ -20,8 +20,8 @@ import { qrCodeSvg, renderMfaChallengePage, renderMfaEnrollPage, renderMfaRecove
 import { startSession } from './session.js';
 import { rememberBrowser } from '../mfa/remember-browser.js';
 import { rememberBrowserSettings } from '../mfa/policy.js';
-import { authenticatedNow, formBody, loadStep, type LoginStep } from './step.js';
-import { saveLoginTransactionRequest } from './transactions.js';
+import { authenticatedNow, formBody, loadStepWith, type LoginStep } from './step.js';
+import { loadLoginTransactionWithChallenge, saveLoginTransactionRequest } from './transactions.js';
 import { answerEventType, recordSecondFactorEvent, type SecondFactorKind } from '../logs/second-factor.js';
 
 const RECOVERY_METHOD = 'recovery-code';
@@ -59,15 +59,15 @@ const who = (step: MfaStep) => ({
 
 /** The step, its challenge and its user; the error page when the login is not waiting for a second factor. */
 async function loadMfaStep(request: FastifyRequest, reply: FastifyReply, services: Services, method: 'GET' | 'POST'): Promise<MfaStep | undefined> {
-  const step = await loadStep(request, reply, services, method);
+  // The transaction, its challenge and the challenge's user in one statement.
+  const step = await loadStepWith(request, reply, services, method, loadLoginTransactionWithChallenge);
   if (!step) return undefined;
-  const challenge = await findSecondFactorChallenge(services, request.tenant.id, step.transaction.id);
-  const user = challenge && (await findPrimaryUser(services.store.db, request.tenant.id, challenge.userId));
+  const { challenge, user, ...transaction } = step.transaction;
   if (!challenge || !user || user.blocked) {
     sendErrorPage(reply, request, new InvalidRequest('This sign-in step has expired or was already completed. Go back to the application and sign in again.'));
     return undefined;
   }
-  return { ...step, challenge, user };
+  return { transaction, client: step.client, challenge, user };
 }
 
 export function registerMfaPage(app: App, services: Services): void {

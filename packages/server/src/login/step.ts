@@ -37,10 +37,21 @@ export function formBody(request: FastifyRequest): FormBody {
 }
 
 export async function loadStep(request: FastifyRequest, reply: FastifyReply, services: Services, method: 'GET' | 'POST'): Promise<LoginStep | undefined> {
+  return loadStepWith(request, reply, services, method, loadLoginTransaction);
+}
+
+/** loadStep with another way of reading the transaction (the second step reads its challenge with it). */
+export async function loadStepWith<T extends LoginTransaction>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  method: 'GET' | 'POST',
+  load: (request: FastifyRequest, services: Services, id: unknown, csrfToken?: unknown) => Promise<T | undefined>,
+): Promise<{ transaction: T; client: Client } | undefined> {
   signInResponseHeaders(reply);
   const id = method === 'GET' ? (request.query as Record<string, unknown>).state : formBody(request).transaction;
   const csrf = method === 'POST' ? (formBody(request)._csrf ?? '') : undefined;
-  const transaction = await loadLoginTransaction(request, services, id, csrf);
+  const transaction = await load(request, services, id, csrf);
   const client = transaction && (await services.configCache.client(request.tenant.id, transaction.request.clientId));
   if (!transaction || !client) {
     sendErrorPage(

@@ -9,7 +9,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomAlphanumeric, randomSecret } from '../crypto/ids.js';
 import type { AuthorizationRequest } from '../auth-api/authorize/request.js';
 import type { Services } from '../services.js';
-import { deleteLoginTransaction, findLoginTransaction, insertLoginTransaction, purgeExpiredLoginTransactions, setWebauthnCeremony, takeWebauthnCeremony, updateLoginTransactionRequest } from '../store/login-transactions.js';
+import { findTransactionWithChallenge, type MfaChallenge } from '../store/mfa-challenges.js';
+import type { User } from '../store/users.js';
+import { deleteLoginTransaction, findLoginTransaction, type LoginTransactionRow, insertLoginTransaction, purgeExpiredLoginTransactions, setWebauthnCeremony, takeWebauthnCeremony, updateLoginTransactionRequest } from '../store/login-transactions.js';
 import { parseCeremony, type Ceremony } from '../mfa/webauthn.js';
 import { cookieOptions, sha256 } from './session.js';
 
@@ -74,8 +76,30 @@ function sameSecret(a: string, b: string): boolean {
  * (every POST), the token must match too.
  */
 export async function loadLoginTransaction(request: FastifyRequest, services: Services, id: unknown, csrfToken?: unknown): Promise<LoginTransaction | undefined> {
-  if (typeof id !== 'string' || !/^[A-Za-z0-9]{32}$/.test(id)) return undefined;
-  const row = await findLoginTransaction(services.store.db, request.tenant.id, id);
+  if (!isTransactionId(id)) return undefined;
+  return boundTransaction(request, await findLoginTransaction(services.store.db, request.tenant.id, id), csrfToken);
+}
+
+/**
+ * loadLoginTransaction for the hosted second step: the transaction with its live challenge and the challenge's
+ * user, read in one statement.
+ */
+export async function loadLoginTransactionWithChallenge(
+  request: FastifyRequest,
+  services: Services,
+  id: unknown,
+  csrfToken?: unknown,
+): Promise<(LoginTransaction & { challenge?: MfaChallenge; user?: User }) | undefined> {
+  if (!isTransactionId(id)) return undefined;
+  const found = await findTransactionWithChallenge(services.store.db, services.store.dialect, request.tenant.id, id);
+  const transaction = boundTransaction(request, found?.transaction, csrfToken);
+  return transaction && { ...transaction, ...(found?.challenge && { challenge: found.challenge }), ...(found?.user && { user: found.user }) };
+}
+
+const isTransactionId = (id: unknown): id is string => typeof id === 'string' && /^[A-Za-z0-9]{32}$/.test(id);
+
+/** The row as a transaction when it is bound to this browser (and, with `csrfToken`, the token matches). */
+function boundTransaction(request: FastifyRequest, row: LoginTransactionRow | undefined, csrfToken?: unknown): LoginTransaction | undefined {
   const browser = request.cookies[BROWSER_COOKIE];
   if (!row || !browser || !sameSecret(sha256(browser), row.browser_hash)) return undefined;
   if (csrfToken !== undefined && (typeof csrfToken !== 'string' || !sameSecret(csrfToken, row.csrf_token))) return undefined;

@@ -1,11 +1,12 @@
 /**
- * GET /u/unblock?ticket=…: the brute-force notice's link (protection/block-notice.ts). Lifts that one block and
- * says so; any bad link gets one plain answer. When the tenant's blocked_account template has a `resultUrl`, the
+ * GET /u/unblock?ticket=…: the brute-force notice's link (protection/block-notice.ts), or a factor lock's
+ * (mfa/lock-notice.ts; a ticket of the other format). Lifts that one block or lock and says so; any bad link gets one plain answer. When the tenant's blocked_account template has a `resultUrl`, the
  * browser goes there instead, with `success` and `message` as after the other emailed links (result-redirect.ts).
  */
 import type { FastifyReply } from 'fastify';
 import { htmlPage, redirect } from '../http/responses.js';
 import { tenantTemplate } from '../messaging/email-templates.js';
+import { liftLockByTicket } from '../mfa/lock-notice.js';
 import { openUnblockTicket, UNBLOCK_PATH } from '../protection/block-notice.js';
 import type { App, Services } from '../services.js';
 import type { Tenant } from '../store/tenants.js';
@@ -34,7 +35,7 @@ export function registerUnblockPage(app: App, services: Services): void {
     config: { rateLimit: { bucket: 'authorize' } },
     schema: {
       tags: PAGE_TAGS,
-      summary: "The block notice's link: lifts that brute-force block",
+      summary: "The block notice's link: lifts that brute-force block, or that factor lock",
       ...TICKET_QUERY,
       response: {
         200: htmlPage('Unblocked'),
@@ -47,9 +48,8 @@ export function registerUnblockPage(app: App, services: Services): void {
     const template = await tenantTemplate(services.store.db, request.tenant.id, 'blocked_account');
     const failed = () => redirectToResult(reply, template, { success: false, message: RESULT_MESSAGES.invalidUnblock }) ?? invalid(reply, request.tenant, request.id);
     const blockId = openUnblockTicket(services.sealer, request.tenant.id, ticket);
-    if (!blockId) return failed();
-    const lifted = await services.attackProtection.liftBlocks(request.tenant.id, { id: blockId });
-    if (lifted.length === 0) return failed();
+    const lifted = blockId ? (await services.attackProtection.liftBlocks(request.tenant.id, { id: blockId })).length > 0 : await liftLockByTicket(services, request.tenant.id, ticket);
+    if (!lifted) return failed();
     return redirectToResult(reply, template, { success: true, message: RESULT_MESSAGES.unblocked }) ?? sendHostedPage(reply, request.tenant, (context) =>
       renderMessagePage(context, { title: 'Your account is unblocked', message: 'You can log in again. If you did not make the failed attempts, consider changing your password.' }),
     );

@@ -334,6 +334,32 @@ describe.each(dialects)('each listed log event type from its real action, found 
       },
     },
     {
+      action: 'MFA enrollment through a Guardian enrollment ticket: the link opened, a wrong then the right first code',
+      run: async () => {
+        const user = await createUser(server);
+        const created = await api('POST', '/guardian/enrollments/ticket', { user_id: user.user_id, send_mail: false });
+        expect(created.status, JSON.stringify(created.body)).toBe(200);
+        const link = created.body.ticket_url as string;
+        secrets.push(new URL(link).searchParams.get('ticket')!);
+        const browser = new TestBrowser();
+        const html = await (await browser.get(link)).text();
+        const secret = /data-secret="([A-Z2-7]+)"/.exec(html)![1]!;
+        secrets.push(secret, ...browser.cookies.values());
+        const form = readForm(html, server.url);
+        expect((await browser.submitExpectingPage(form.action, { ...form.fields, code: wrongCode(secret) })).status).toBe(400);
+        const done = await browser.post(form.action, { ...form.fields, code: totpAt(secret) });
+        expect(done.status).toBe(200);
+        const recovery = /id="recovery-code">([^<]+)</.exec(await done.text())?.[1];
+        if (recovery) secrets.push(recovery);
+        const ticket = { user_name: user.email, details: { authenticator: 'totp' } };
+        return [
+          { type: 'gd_start_enroll', where: asUser(user), fields: ticket },
+          { type: 'gd_auth_failed', where: asUser(user), fields: ticket },
+          { type: 'gd_enrollment_complete', where: asUser(user), fields: ticket },
+        ];
+      },
+    },
+    {
       action: 'the MFA API: associate, confirm with the first code, a wrong and a right code, the recovery-code grant',
       run: async () => {
         const user = await createUser(server);

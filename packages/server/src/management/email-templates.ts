@@ -11,7 +11,8 @@
  * an address leaves only where the tenant asked).
  *
  * Only the emails this server sends can be edited: verify_email, reset_email, blocked_account (the brute-force
- * notice, whose `url` lifts the block) and mfa_oob_code (the email factor's code, as `code`). The reference's
+ * notice, whose `url` lifts the block or a factor lock), mfa_oob_code (the email factor's code, as `code`) and
+ * enrollment_email (an MFA enrollment ticket, whose `url` is the ticket's link). The reference's
  * other names read as 404 and are refused on write with 501 (not offered): storing them would pretend they are
  * sent. A link setting an email has no use for (the unblock link lasts as long as the block; a code email has
  * no link) is refused rather than stored unused.
@@ -87,6 +88,8 @@ class TemplateNotFound extends NotFound {
 const UNUSED_SETTINGS: Partial<Record<string, readonly (keyof Input)[]>> = {
   blocked_account: ['urlLifetimeInSeconds'],
   mfa_oob_code: ['urlLifetimeInSeconds', 'resultUrl', 'includeEmailInRedirect'],
+  // The ticket lasts 5 days whoever sends it, and its page leads nowhere after.
+  enrollment_email: ['urlLifetimeInSeconds', 'resultUrl', 'includeEmailInRedirect'],
 };
 
 /** The stored row after applying `input` to `base` (undefined: a new template), checked. */

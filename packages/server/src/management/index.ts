@@ -13,6 +13,7 @@ import { registerResourceServers } from './resource-servers.js';
 import { registerConnections } from './connections.js';
 import { registerUserBlocks } from './user-blocks.js';
 import { registerGuardian } from './guardian.js';
+import { registerGuardianEnrollmentTickets } from './guardian-enrollment-tickets.js';
 import { registerUserAuthenticationMethods } from './user-authentication-methods.js';
 import { registerUsers } from './users.js';
 import { registerRoles } from './roles.js';
@@ -78,6 +79,7 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerUserBlocks(api as App, services);
       registerUserAuthenticationMethods(api as App, services);
       registerGuardian(api as App, services);
+      registerGuardianEnrollmentTickets(api as App, services);
       registerClients(api as App, services);
       registerClientGrants(api as App, services);
       registerRoles(api as App, services);

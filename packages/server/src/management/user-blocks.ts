@@ -6,7 +6,7 @@
  */
 import { Type } from '@fastify/type-provider-typebox';
 import { errorResponses, noContent } from '../http/responses.js';
-import { liftMfaLock } from '../mfa/lockout.js';
+import { liftLockAsAdministrator } from '../mfa/lock-notice.js';
 import type { App, Services } from '../services.js';
 import { findPrimaryUser, listUserBlocks, type BlockSelector, type User, type UserBlock } from '../store/users.js';
 import { operation } from './operation.js';
@@ -65,8 +65,9 @@ export function registerUserBlocks(api: App, services: Services): void {
     handler: async (request, reply) => {
       const user = await userOr404(request.tenant.id, request.params.id);
       await services.attackProtection.liftBlocks(request.tenant.id, selectorOf(user));
-      // Wrong second-factor answers lock the user too (mfa/lockout.ts): the same unblock lifts that.
-      await liftMfaLock(services.attackProtection.counters, request.tenant.id, user.user_id);
+      // Wrong second-factor answers lock the user too (mfa/lockout.ts): the same unblock lifts that, and spends
+      // the links of its notices (mfa/lock-notice.ts).
+      await liftLockAsAdministrator(services, request.tenant.id, user.user_id);
       return reply.code(204).send();
     },
   });

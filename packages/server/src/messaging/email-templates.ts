@@ -19,7 +19,7 @@ import type { User } from '../store/users.js';
 import type { EmailContent } from './templates.js';
 
 /** The emails this server sends, by the reference's template names. */
-export const SENT_TEMPLATES = ['verify_email', 'reset_email', 'blocked_account', 'mfa_oob_code'] as const;
+export const SENT_TEMPLATES = ['verify_email', 'reset_email', 'blocked_account', 'mfa_oob_code', 'enrollment_email'] as const;
 export type SentTemplate = (typeof SENT_TEMPLATES)[number];
 
 /** The reference's other template names: emails this server does not send (a write is refused as not offered). */
@@ -28,7 +28,6 @@ export const UNSENT_TEMPLATES = [
   'reset_email_by_code',
   'welcome_email',
   'stolen_credentials',
-  'enrollment_email',
   'user_invitation',
   'change_password',
   'password_reset',

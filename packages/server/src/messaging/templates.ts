@@ -102,3 +102,29 @@ export function passwordResetEmail(tenant: Tenant, link: string): EmailContent {
     ],
   });
 }
+
+export function mfaEnrollmentEmail(tenant: Tenant, link: string): EmailContent {
+  const name = tenantName(tenant);
+  return render(tenant, {
+    subject: `Set up multi-factor authentication for ${name}`,
+    heading: 'Secure your account',
+    intro: [`${name} asks you to add a second step to your log-in: an authenticator app on your phone. This link sets it up.`],
+    action: { label: 'Set up my authenticator app', url: link },
+    outro: ['This link works once and expires in 5 days. It does not log you in.', 'If you did not expect this email, you can ignore it.'],
+  });
+}
+
+/** The notice of a factor lock (mfa/lock-notice.ts): the blocked_account email, in the words of a second factor. */
+export function mfaLockNoticeEmail(tenant: Tenant, link: string): EmailContent {
+  const name = tenantName(tenant);
+  return render(tenant, {
+    subject: `Your ${name} account has been blocked`,
+    heading: 'Your account has been blocked',
+    intro: [
+      `We locked the second step of logging in to your ${name} account after 10 wrong codes in a row: someone who knows your password may be trying to guess them.`,
+      'If it was you, use the link below to unblock your account. If it was not, change your password now.',
+    ],
+    action: { label: 'Unblock my account', url: link },
+    outro: ['This link works once.'],
+  });
+}

@@ -1,5 +1,5 @@
 /**
- * Tickets: the single-use secrets in emailed links (password reset, email verification). Random 256-bit
+ * Tickets: the single-use secrets in emailed links (password reset, email verification, a factor lock's unblock). Random 256-bit
  * values; only their SHA-256 is stored, bound to tenant, user, purpose and the address the link went to.
  */
 import { createHash } from 'node:crypto';
@@ -10,6 +10,8 @@ import type { Database, UserTicketPurpose, UserTicketsTable } from '../store/sch
 export const TICKET_LIFETIME_MS: Record<UserTicketPurpose, number> = {
   password_reset: 24 * 3_600_000,
   email_verification: 5 * 24 * 3_600_000,
+  // As long as the factor lock would last anyway (mfa/lockout.ts).
+  mfa_unblock: 30 * 24 * 3_600_000,
 };
 
 /** A ticket as links carry it: 32 random bytes, base64url. */
@@ -101,4 +103,16 @@ export async function countTicketsSince(db: Kysely<Database>, tenantId: string, 
 /** Drops tickets that expired a day ago or more (kept a little while so a late click still reads "expired"). */
 export async function purgeExpiredTickets(db: Kysely<Database>, now = Date.now()): Promise<void> {
   await db.deleteFrom('user_tickets').where('expires_at', '<', now - 24 * 3_600_000).execute();
+}
+
+/** Spends every open ticket of the user and purpose (a newer link, or an administrator, made them moot). */
+export async function revokeTickets(db: Kysely<Database>, tenantId: string, userId: string, purpose: UserTicketPurpose, now = Date.now()): Promise<void> {
+  await db
+    .updateTable('user_tickets')
+    .set({ used_at: now })
+    .where('tenant_id', '=', tenantId)
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .execute();
 }

@@ -13,14 +13,14 @@
  */
 import { randomAlphanumeric } from '../crypto/ids.js';
 import type { Services } from '../services.js';
-import { deleteMfaChallenge, findMfaChallenge, purgeExpiredMfaChallenges, replaceMfaChallenge, setChallengeRecoveryCode, type MfaChallenge } from '../store/mfa-challenges.js';
+import { claimMfaChallenge, deleteMfaChallenge, purgeExpiredMfaChallenges, setChallengeRecoveryCode, type MfaChallenge } from '../store/mfa-challenges.js';
 import { listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import type { Tenant } from '../store/tenants.js';
 import type { User } from '../store/users.js';
 import type { FactorContext } from './factor.js';
 import type { LoginTransaction } from '../login/transactions.js';
 import { openCeremony, takeCeremony } from '../login/transactions.js';
-import { checkAnswer } from './lockout.js';
+import { checkFactorAnswer } from './lock-notice.js';
 import { findPrimaryUser } from '../store/users.js';
 import { canReceiveEmailCodes, MAX_EMAIL_CODES, sendEmailCode, verifyEmailCode } from './email.js';
 import { factorEnabled, mfaRequired, secondFactorOwed, stepUpRequested } from './policy.js';
@@ -78,16 +78,17 @@ export async function secondFactorDue(request: FastifyRequest, services: Service
   return mfaRequired(tenant) && !(await browserRemembered(request, services, tenant, userId));
 }
 
-/** Leaves a second factor owed on the transaction (kept if one for the same user is already under way). */
+/**
+ * Leaves a second factor owed on the transaction (kept if one for the same user is already under way): one
+ * statement, where a login without MFA writes its session.
+ */
 export async function requireSecondFactor(services: Services, tenantId: string, userId: string, transactionId: string, firstFactorAmr: string[]): Promise<void> {
   const now = Date.now();
-  const existing = await findMfaChallenge(services.store.db, tenantId, transactionId, now);
-  if (existing?.userId === userId) return;
   if (++createdSincePurge >= 200) {
     createdSincePurge = 0;
     await purgeExpiredMfaChallenges(services.store.db, now);
   }
-  await replaceMfaChallenge(services.store.db, {
+  await claimMfaChallenge(services.store.db, {
     id: randomAlphanumeric(24),
     tenantId,
     userId,
@@ -96,11 +97,7 @@ export async function requireSecondFactor(services: Services, tenantId: string, 
     recoveryCodeSealed: null,
     expiresAt: now + CHALLENGE_LIFETIME_MS,
     createdAt: now,
-  });
-}
-
-export function findSecondFactorChallenge(services: Services, tenantId: string, transactionId: string): Promise<MfaChallenge | undefined> {
-  return findMfaChallenge(services.store.db, tenantId, transactionId);
+  }, now);
 }
 
 function confirmedTotp(enrollments: MfaEnrollment[]): MfaEnrollment | undefined {
@@ -195,14 +192,13 @@ export async function answerSecondFactor(
   const context = factorContext(services, challenge.tenantId, challenge.userId);
   const enrollments = await listMfaEnrollments(services.store.db, challenge.tenantId, challenge.userId);
   const enrolled = confirmedTotp(enrollments);
-  const counters = services.attackProtection.counters;
 
   if ('emailCode' in answer) {
     const user = await findPrimaryUser(services.store.db, challenge.tenantId, challenge.userId);
     // Email stands in for a factor the person has; it is not one to have alone.
     if (!user || !emailFactorFor(tenant, user) || (!enrolled && confirmedWebauthn(tenant, enrollments).length === 0)) return { outcome: 'wrong', nowLocked: false };
     // `email`: the method's name as the reference's authentication methods call it (RFC 8176 has none for it).
-    return checkAnswer(counters, challenge.tenantId, challenge.userId, () => verifyEmailCode(services, challenge, answer.emailCode)).then((checked) => (checked.outcome === 'right' ? { outcome: 'done' as const, amr: ['email'] } : checked));
+    return checkFactorAnswer(services, tenant, challenge.userId, () => verifyEmailCode(services, challenge, answer.emailCode)).then((checked) => (checked.outcome === 'right' ? { outcome: 'done' as const, amr: ['email'] } : checked));
   }
 
   if ('webauthn' in answer) {
@@ -218,7 +214,7 @@ export async function answerSecondFactor(
       return { outcome: 'show-recovery-code', enrolled: true };
     }
     let used: MfaEnrollment | undefined;
-    const checked = await checkAnswer(counters, challenge.tenantId, challenge.userId, async () => {
+    const checked = await checkFactorAnswer(services, tenant, challenge.userId, async () => {
       const result = await completeAuthentication(services.store.db, tenant, ceremony, answer.webauthn, { types: enabledWebauthn(tenant), userId: challenge.userId });
       if (result.outcome === 'right') used = result.enrollment;
       return result.outcome === 'right';
@@ -231,7 +227,7 @@ export async function answerSecondFactor(
     const stored = enrollments.find((e) => e.type === 'recovery-code');
     // Without a second factor enrolled there is nothing a recovery code stands in for.
     if (!enrolled && confirmedWebauthn(tenant, enrollments).length === 0) return { outcome: 'wrong', nowLocked: false };
-    const checked = await checkAnswer(counters, challenge.tenantId, challenge.userId, async () => stored !== undefined && recoveryCode.verify(context, stored, answer.recoveryCode));
+    const checked = await checkFactorAnswer(services, tenant, challenge.userId, async () => stored !== undefined && recoveryCode.verify(context, stored, answer.recoveryCode));
     if (checked.outcome !== 'right') return checked;
     await issueRecoveryCode(services, challenge);
     return { outcome: 'show-recovery-code', enrolled: false };
@@ -239,7 +235,7 @@ export async function answerSecondFactor(
 
   const enrollment = enrolled ?? enrollments.find((e) => e.type === 'totp');
   if (!enrollment) return { outcome: 'wrong', nowLocked: false };
-  const checked = await checkAnswer(counters, challenge.tenantId, challenge.userId, () => totp.verify(context, enrollment, answer.code));
+  const checked = await checkFactorAnswer(services, tenant, challenge.userId, () => totp.verify(context, enrollment, answer.code));
   if (checked.outcome !== 'right') return checked;
   if (enrolled) return { outcome: 'done', amr: ['otp'] };
   // The first code confirmed a new enrollment: the recovery code comes with it.

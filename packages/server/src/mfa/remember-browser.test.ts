@@ -1,5 +1,7 @@
 /**
- * What remembering a browser costs, counted in the database queries the server runs (its query observer): a
+ * What MFA on the hosted pages costs, counted in the database queries the server runs (its query observer): a
+ * password + TOTP login runs what the login without MFA runs, plus the factor check, the second step's page
+ * loads, and one statement of MFA's own per step. And what remembering a browser costs: a
  * login from a remembered browser runs one query more per step (the password's POST, the resume) than the same
  * login on a tenant without MFA, each a read of mfa_remembered_browsers; a login without the cookie runs none.
  * Real SQLite and PostgreSQL, real HTTP, TOTP codes from otplib.
@@ -106,4 +108,66 @@ describe.each(dialects)('Remember this browser: database round trips (%s)', (dia
     expect(step).not.toBeInstanceOf(URL);
     expect(remembered(seen)).toEqual([]);
   });
+
+  it('counts the statements of a password + TOTP login on the hosted pages: one of MFA\'s own per step beyond the factor check and the page loads', async () => {
+    const setPolicy = async (policies: string[]) => expect((await management(test, 'PUT', '/guardian/policies', policies)).status).toBe(200);
+    await setPolicy(['all-applications']);
+    const who = `steps${Date.now()}@example.com`;
+    await createUser(test, who, PASSWORD);
+    const login = async (http: TestBrowser) => {
+      const start = await http.follow(test.url, await http.get(authorizeUrl()));
+      if (start instanceof URL) throw new Error(`expected the login page, went to ${start.href}`);
+      const form = readForm(await start.text(), test.url);
+      return http.submit(form.action, { ...form.fields, username: who, password: PASSWORD });
+    };
+    // Enrolled once (not counted).
+    const enrolling = new TestBrowser();
+    const enroll = await login(enrolling);
+    if (enroll instanceof URL) throw new Error('expected the MFA page');
+    const page = await enroll.text();
+    const secret = /data-secret="([A-Z2-7]+)"/.exec(page)![1]!;
+    const form = readForm(page, test.url);
+    const keep = await enrolling.submitExpectingPage(form.action, { ...form.fields, code: await generate({ secret, epoch: Math.floor(Date.now() / 1000) }) });
+    const saved = readForm(await keep.text(), test.url);
+    expect(await enrolling.submit(saved.action, { ...saved.fields })).toBeInstanceOf(URL);
+
+    const record = async <T>(run: () => Promise<T>): Promise<[T, string[]]> => {
+      await fetch(`${test.url}/.well-known/openid-configuration`);
+      recording = [];
+      const result = await run();
+      const seen = recording.filter((sql) => !NOISE.test(sql));
+      recording = undefined;
+      return [result, seen];
+    };
+    const http = new TestBrowser();
+    const [challenge, passwordStep] = await record(() => login(http));
+    if (challenge instanceof URL) throw new Error('expected the MFA page');
+    const codeForm = readForm(await challenge.text(), test.url);
+    const [landed, otpStep] = await record(async () => http.submit(codeForm.action, { ...codeForm.fields, code: await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }) }));
+    expect(landed).toBeInstanceOf(URL);
+    expect((landed as URL).searchParams.get('code')).toBeTruthy();
+    await setPolicy([]);
+    const [plainLanded, plain] = await record(() => login(new TestBrowser()));
+    expect(plainLanded).toBeInstanceOf(URL);
+
+    const mfaLogin = [...passwordStep, ...otpStep];
+    // The factor check: the enrollments read (the page's, and the answer's) and the time step's conditional write.
+    const factorCheck = mfaLogin.filter((sql) => sql.includes('"mfa_enrollments"'));
+    expect(factorCheck).toHaveLength(3);
+    // Each request of the second step reads its transaction with the challenge and its user, in one statement,
+    // where another hosted page reads its transaction alone: that is the page's cost, not MFA's.
+    const pageLoads = mfaLogin.filter((sql) => /from "login_transactions" t left join "mfa_challenges"/.test(sql));
+    expect(pageLoads).toHaveLength(2);
+    // MFA's own, one per step: the password step leaves the challenge (one upsert, instead of the session and
+    // transaction writes, which move to the second step), the second step uses it up (one delete).
+    const own = mfaLogin.filter((sql) => sql.includes('"mfa_challenges"') && !pageLoads.includes(sql));
+    expect(own).toHaveLength(2);
+    expect(own[0]).toMatch(/^insert into "mfa_challenges".* on conflict/is);
+    expect(own[1]).toMatch(/^delete from "mfa_challenges"/i);
+    // Everything else is what the login without MFA runs, statement for statement.
+    const rest = mfaLogin.filter((sql) => !factorCheck.includes(sql) && !pageLoads.includes(sql) && !own.includes(sql)).sort();
+    expect(rest).toEqual([...plain].sort());
+    console.info(`[hosted ${dialect}] statements: login without MFA ${plain.length}; with MFA ${mfaLogin.length} = the same + factor check ${factorCheck.length} + second-step page loads ${pageLoads.length} + MFA's own ${own.length} (one per step)`);
+  });
+
 });

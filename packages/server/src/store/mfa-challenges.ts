@@ -1,6 +1,9 @@
 /** Second factors owed by a hosted login (mfa_challenges, 0023): one per login transaction. */
-import type { Kysely } from 'kysely';
-import type { Database, MfaChallengesTable } from './schema.js';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Dialect } from './db.js';
+import type { LoginTransactionRow } from './login-transactions.js';
+import type { Database, LoginTransactionsTable, MfaChallengesTable, UsersTable } from './schema.js';
+import { USER_COLUMNS, userFromRow, type User } from './users.js';
 
 export interface MfaChallenge {
   id: string;
@@ -32,24 +35,42 @@ function fromRow(row: MfaChallengesTable): MfaChallenge {
   };
 }
 
-/** Stores `challenge`, replacing any earlier one of the same transaction (a second password login in it). */
-export async function replaceMfaChallenge(db: Kysely<Database>, challenge: MfaChallenge): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('mfa_challenges').where('transaction_id', '=', challenge.transactionId).execute();
-    await trx
-      .insertInto('mfa_challenges')
-      .values({
-        id: challenge.id,
-        tenant_id: challenge.tenantId,
-        user_id: challenge.userId,
-        transaction_id: challenge.transactionId,
-        amr: JSON.stringify(challenge.amr),
-        recovery_code_sealed: challenge.recoveryCodeSealed,
-        expires_at: challenge.expiresAt,
-        created_at: challenge.createdAt,
-      })
-      .execute();
-  });
+/**
+ * Stores `challenge` for its transaction in one statement, unless a live one for the same user is already there
+ * (a reload of the login, say): an earlier one of another user, or an expired one, is replaced (a second
+ * password login in the same transaction).
+ */
+export async function claimMfaChallenge(db: Kysely<Database>, challenge: MfaChallenge, now: number): Promise<void> {
+  await db
+    .insertInto('mfa_challenges')
+    .values({
+      id: challenge.id,
+      tenant_id: challenge.tenantId,
+      user_id: challenge.userId,
+      transaction_id: challenge.transactionId,
+      amr: JSON.stringify(challenge.amr),
+      recovery_code_sealed: challenge.recoveryCodeSealed,
+      expires_at: challenge.expiresAt,
+      created_at: challenge.createdAt,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('transaction_id')
+        .doUpdateSet((eb) => ({
+          id: eb.ref('excluded.id'),
+          tenant_id: eb.ref('excluded.tenant_id'),
+          user_id: eb.ref('excluded.user_id'),
+          amr: eb.ref('excluded.amr'),
+          recovery_code_sealed: eb.ref('excluded.recovery_code_sealed'),
+          expires_at: eb.ref('excluded.expires_at'),
+          created_at: eb.ref('excluded.created_at'),
+          email_code_hash: null,
+          email_code_expires_at: null,
+          email_codes_sent: 0,
+        }))
+        .where((eb) => eb.or([eb('mfa_challenges.user_id', '<>', eb.ref('excluded.user_id')), eb('mfa_challenges.expires_at', '<=', now)])),
+    )
+    .execute();
 }
 
 /** Stores a new challenge in one statement (the MFA API's: its transaction id is new, nothing to replace). */
@@ -75,6 +96,34 @@ export async function findMfaChallengeById(db: Kysely<Database>, tenantId: strin
   return row ? fromRow(row) : undefined;
 }
 
+/** The challenge's columns, read beside a login transaction under `c_` names. */
+const CHALLENGE_COLUMNS: (keyof MfaChallengesTable)[] = ['id', 'tenant_id', 'user_id', 'transaction_id', 'amr', 'recovery_code_sealed', 'expires_at', 'created_at', 'email_code_hash', 'email_code_expires_at', 'email_codes_sent'];
+
+/**
+ * A login transaction with its live second-factor challenge and that challenge's user, in one statement: what
+ * each request of the hosted second step (login/mfa-page.ts) starts with, where another hosted page reads its
+ * transaction alone. The caller checks the transaction's binding to the browser and its CSRF token.
+ */
+export async function findTransactionWithChallenge(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  tenantId: string,
+  transactionId: string,
+  now = Date.now(),
+): Promise<{ transaction: LoginTransactionRow; challenge?: MfaChallenge; user?: User } | undefined> {
+  const challengeColumns = sql.raw(CHALLENGE_COLUMNS.map((c) => `c."${c}" as "c_${c}"`).join(', '));
+  const result = await sql<LoginTransactionsTable & Record<string, unknown> & { user: string | UsersTable | null }>`select t.*, ${challengeColumns}, ${userAsJson(dialect, sql`c."tenant_id"`, sql`c."user_id"`)} as "user" from "login_transactions" t left join "mfa_challenges" c on c."transaction_id" = t."id" and c."tenant_id" = t."tenant_id" and c."expires_at" > ${now} where t."id" = ${transactionId} and t."tenant_id" = ${tenantId} and t."expires_at" > ${now}`.execute(db);
+  const row = result.rows[0];
+  if (!row) return undefined;
+  const transaction = Object.fromEntries(Object.entries(row).filter(([key]) => !key.startsWith('c_') && key !== 'user')) as unknown as LoginTransactionRow;
+  transaction.expires_at = Number(transaction.expires_at);
+  transaction.created_at = Number(transaction.created_at);
+  if (row.c_id === null || row.c_id === undefined) return { transaction };
+  const challenge = fromRow(Object.fromEntries(CHALLENGE_COLUMNS.map((c) => [c, row[`c_${c}`]])) as unknown as MfaChallengesTable);
+  const user = primaryUserOf(row.user);
+  return { transaction, challenge, ...(user && { user }) };
+}
+
 export async function findMfaChallenge(db: Kysely<Database>, tenantId: string, transactionId: string, now = Date.now()): Promise<MfaChallenge | undefined> {
   const row = await db.selectFrom('mfa_challenges').selectAll().where('tenant_id', '=', tenantId).where('transaction_id', '=', transactionId).where('expires_at', '>', now).executeTakeFirst();
   return row ? fromRow(row) : undefined;
@@ -89,6 +138,34 @@ export async function setChallengeRecoveryCode(db: Kysely<Database>, id: string,
 export async function deleteMfaChallenge(db: Kysely<Database>, id: string): Promise<boolean> {
   const result = await db.deleteFrom('mfa_challenges').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
+}
+
+/**
+ * Deletes the challenge `id` of `userId` and reads that user, in one statement: the deletion's RETURNING carries
+ * the user row as one JSON value (PostgreSQL's row_to_json, SQLite's json_object), so a right MFA answer costs
+ * one round trip here on either dialect rather than a delete and a read. `used` is false when another request
+ * deleted it first; `user` is undefined when the user (or its primary identity) is gone.
+ */
+export async function useUpMfaChallengeReadingUser(db: Kysely<Database>, dialect: Dialect, tenantId: string, id: string, userId: string): Promise<{ used: boolean; user?: User }> {
+  const result = await sql<{ user: string | UsersTable | null }>`delete from "mfa_challenges" where "id" = ${id} and "user_id" = ${userId} returning ${userAsJson(dialect, sql`${tenantId}`, sql`${userId}`)} as "user"`.execute(db);
+  const row = result.rows[0];
+  if (!row) return { used: false };
+  const user = primaryUserOf(row.user);
+  return user ? { used: true, user } : { used: true };
+}
+
+/** A subquery giving the user row as one JSON value: PostgreSQL's row_to_json, SQLite's json_object (which needs the names). */
+function userAsJson(dialect: Dialect, tenantId: RawBuilder<unknown>, userId: RawBuilder<unknown>): RawBuilder<unknown> {
+  return dialect === 'postgres'
+    ? sql`(select row_to_json(u) from "users" u where u."tenant_id" = ${tenantId} and u."user_id" = ${userId})`
+    : sql`(select json_object(${sql.raw(USER_COLUMNS.map((c) => `'${c}', u."${c}"`).join(', '))}) from "users" u where u."tenant_id" = ${tenantId} and u."user_id" = ${userId})`;
+}
+
+/** The user of such a JSON value, when it is there and a primary identity (a linked secondary is no user of its own). */
+function primaryUserOf(value: string | UsersTable | null): User | undefined {
+  if (value === null) return undefined;
+  const user = userFromRow(typeof value === 'string' ? (JSON.parse(value) as UsersTable) : value);
+  return user.linked_to === null ? user : undefined;
 }
 
 export async function purgeExpiredMfaChallenges(db: Kysely<Database>, now = Date.now()): Promise<void> {

@@ -519,7 +519,8 @@ export interface EmailOutboxTable {
   completed_at: number | null;
 }
 
-export type UserTicketPurpose = 'password_reset' | 'email_verification';
+/** `mfa_unblock`: the link of a factor lock's notice (mfa/lock-notice.ts). */
+export type UserTicketPurpose = 'password_reset' | 'email_verification' | 'mfa_unblock';
 
 export interface UserTicketsTable {
   /** SHA-256 (hex) of the ticket. */
@@ -948,4 +949,24 @@ export interface MfaRememberedBrowsersTable {
 
 export interface Database {
   mfa_remembered_browsers: MfaRememberedBrowsersTable;
+}
+
+// --- MFA enrollment tickets (0035) ----------------------------------------------------------------------------
+
+export interface MfaEnrollmentTicketsTable {
+  id: string;
+  /** SHA-256 (hex) of the ticket's secret. */
+  token_hash: string;
+  tenant_id: string;
+  user_id: string;
+  factor: string | null;
+  /** 0 | 1 */
+  allow_multiple: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface Database {
+  mfa_enrollment_tickets: MfaEnrollmentTicketsTable;
 }

@@ -49,7 +49,32 @@ export interface User {
   updated_at: number;
 }
 
-function fromRow(row: UsersTable): User {
+/** Every column of a user row, for statements that carry a user as one JSON value (SQLite's json_object needs the names). */
+const USER_COLUMN_SET: Record<keyof UsersTable, true> = {
+  user_id: true,
+  tenant_id: true,
+  connection_id: true,
+  email: true,
+  email_verified: true,
+  username: true,
+  phone_number: true,
+  phone_verified: true,
+  password_hash: true,
+  blocked: true,
+  profile: true,
+  user_metadata: true,
+  app_metadata: true,
+  linked_to: true,
+  logins_count: true,
+  last_login: true,
+  last_ip: true,
+  last_password_reset: true,
+  created_at: true,
+  updated_at: true,
+};
+export const USER_COLUMNS = Object.keys(USER_COLUMN_SET) as (keyof UsersTable)[];
+
+export function userFromRow(row: UsersTable): User {
   return {
     ...row,
     email_verified: row.email_verified === 1,
@@ -135,7 +160,7 @@ export async function findUsersByIdentifiers(db: Kysely<Database>, connectionId:
     .where('connection_id', '=', connectionId)
     .where((eb) => eb.or([...(emails.length > 0 ? [eb('email', 'in', [...emails])] : []), ...(usernames.length > 0 ? [eb('username', 'in', [...usernames])] : [])]))
     .execute();
-  return rows.map(fromRow);
+  return rows.map(userFromRow);
 }
 
 /** Which of these user ids are taken, in any tenant. */
@@ -148,7 +173,7 @@ export async function takenUserIds(db: Kysely<Database>, userIds: readonly strin
 /** The row of this id in the tenant, primary or linked secondary. */
 export async function findUser(db: Kysely<Database>, tenantId: string, userId: string): Promise<User | undefined> {
   const row = await db.selectFrom('users').selectAll().where('tenant_id', '=', tenantId).where('user_id', '=', userId).executeTakeFirst();
-  return row ? fromRow(row) : undefined;
+  return row ? userFromRow(row) : undefined;
 }
 
 /** A user as the outside sees it: a linked secondary is not a user of its own (library rule 8). */
@@ -195,7 +220,7 @@ export async function findUserInConnection(
     });
   if (exceptUserId) query = query.where('user_id', '!=', exceptUserId);
   const row = await query.executeTakeFirst();
-  return row ? fromRow(row) : undefined;
+  return row ? userFromRow(row) : undefined;
 }
 
 /**
@@ -215,7 +240,7 @@ export async function findUsersByEmail(db: Kysely<Database>, tenantId: string, e
     .where('email', '=', normalizeEmail(email))
     .where('linked_to', 'is', null)
     .execute();
-  return rows.sort(byCreation).map(fromRow);
+  return rows.sort(byCreation).map(userFromRow);
 }
 
 /** The secondary identities linked to each of the given primaries, oldest identity first (a stable order). */
@@ -230,7 +255,7 @@ export async function listLinkedIdentities(db: Kysely<Database>, tenantId: strin
     .where('linked_to', 'in', [...primaryIds])
     .execute();
   for (const row of rows.filter((r) => r.tenant_id === tenantId).sort(byCreation)) {
-    const user = fromRow(row);
+    const user = userFromRow(row);
     byPrimary.set(user.linked_to!, [...(byPrimary.get(user.linked_to!) ?? []), user]);
   }
   return byPrimary;
@@ -321,7 +346,7 @@ export async function listUsers(
   let ordered = base.selectAll('users').orderBy(key(sort.field), direction);
   if (sort.field !== 'user_id') ordered = ordered.orderBy(key('user_id'), direction);
   const rows = await ordered.limit(window.limit).offset(window.offset).execute();
-  const users = rows.map(fromRow);
+  const users = rows.map(userFromRow);
   if (!options.total) return { users, total: users.length };
   if (!hasFilter(criteria)) return { users, total: await countUsers(db, tenantId, criteria.connectionIds) };
   const count = await base.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
@@ -337,7 +362,7 @@ export async function listUsersAfter(db: Kysely<Database>, tenantId: string, pag
   if (page.connectionId) query = query.where('connection_id', '=', page.connectionId);
   if (page.afterUserId !== null) query = query.where('user_id', '>', page.afterUserId);
   const rows = await query.orderBy('user_id').limit(page.limit).execute();
-  return rows.map(fromRow);
+  return rows.map(userFromRow);
 }
 
 /** How many primary users the tenant has (in the given connections, when given): a sum of kept counts (0019). */

@@ -369,6 +369,10 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/guardian/settings' },
   { operation: 'PUT /api/v2/guardian/settings', body: () => ({ display_remember_me_checkbox: true, mfa_session_overall_timeout: 2_592_000 }) },
   { operation: 'PUT /api/v2/guardian/settings', status: 400, body: () => ({ mfa_session_inactivity_timeout: 2_592_000, mfa_session_overall_timeout: 86_400 }) },
+  { operation: 'POST /api/v2/guardian/enrollments/ticket', body: (f) => ({ user_id: f.user.user_id, send_mail: false }) },
+  { operation: 'POST /api/v2/guardian/enrollments/ticket', status: 400, body: (f) => ({ user_id: f.user.user_id, factor: 'email', send_mail: false }) },
+  { operation: 'POST /api/v2/guardian/enrollments/ticket', status: 404, body: () => ({ user_id: 'auth0|000000000000000000000000', send_mail: false }) },
+  { operation: 'POST /api/v2/guardian/enrollments/ticket', status: 501, body: (f) => ({ user_id: f.user.user_id, factor: 'webauthn-roaming', send_mail: false }) },
   { operation: 'POST /api/v2/users/{id}/multifactor/actions/invalidate-remember-browser' },
   { operation: 'POST /api/v2/users/{id}/multifactor/actions/invalidate-remember-browser', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/multifactor/actions/invalidate-remember-browser` },
   { operation: 'POST /api/v2/users/{id}/recovery-code-regeneration' },
@@ -1008,6 +1012,35 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
       last = (await again.get(new URL(wrong.headers.get('location')!, base).href)).status;
     }
     if (last !== 429) throw new Error(`MFA page after 10 wrong codes: expected 429, got ${last}`);
+
+    // An enrollment ticket's page (/u/mfa-enrollment): the form, a wrong code, enrolled, the used link, a forged
+    // one, a form without its CSRF cookie, and the lock after 10 wrong codes.
+    const ticketUrl = async () => {
+      const owner = await createUser(test, `${unique('ticket')}@example.com`, PASSWORD);
+      return new URL((await api(f, 'POST', '/guardian/enrollments/ticket', { user_id: owner.user_id, send_mail: false })).ticket_url as string);
+    };
+    const holder = new TestBrowser();
+    const link = await ticketUrl();
+    const ticketPage = await (await expectStatus('MFA enrollment ticket page', holder.get(link.href), 200)).text();
+    const ticketForm = readForm(ticketPage, base);
+    const ticketCode = await generateTotp({ secret: /data-secret="([A-Z2-7]+)"/.exec(ticketPage)![1]! });
+    const wrongTicketCode = await expectStatus('MFA enrollment ticket, wrong code', holder.post(ticketForm.action, { ...ticketForm.fields, code: ticketCode === '000000' ? '111111' : '000000' }), 303);
+    await expectStatus('MFA enrollment ticket page, after a wrong code', holder.get(new URL(wrongTicketCode.headers.get('location')!, base).href), 400);
+    await expectStatus('MFA enrollment ticket, no CSRF cookie', form('/u/mfa-enrollment', { ...ticketForm.fields, code: ticketCode }), 400);
+    await expectStatus('MFA enrollment ticket, enrolled', holder.post(ticketForm.action, { ...ticketForm.fields, code: ticketCode }), 200);
+    await expectStatus('MFA enrollment ticket page, used', holder.get(link.href), 400);
+    await expectStatus('MFA enrollment ticket page, forged', get('/u/mfa-enrollment?ticket=nope'), 400);
+    const locker = new TestBrowser();
+    const lockLink = await ticketUrl();
+    const lockPage = await (await locker.get(lockLink.href)).text();
+    const lockForm = readForm(lockPage, base);
+    const lockCode = await generateTotp({ secret: /data-secret="([A-Z2-7]+)"/.exec(lockPage)![1]! });
+    let lockedStatus = 0;
+    for (let i = 0; i < 10; i++) {
+      const wrong = await locker.post(lockForm.action, { ...lockForm.fields, code: lockCode === '000000' ? '111111' : '000000' });
+      lockedStatus = (await locker.get(new URL(wrong.headers.get('location')!, base).href)).status;
+    }
+    if (lockedStatus !== 429) throw new Error(`MFA enrollment ticket page after 10 wrong codes: expected 429, got ${lockedStatus}`);
   } finally {
     await api(f, 'PUT', '/guardian/policies', []);
   }

@@ -6,14 +6,13 @@
  * right one uses the mfa_token up and issues what the password grant would have, with `amr` saying how.
  *
  * Database round trips of a right answer, beside client authentication: the factor check itself (the
- * enrollments read and its conditional write), then one delete that uses the mfa_token up and one read of the
- * user the tokens are for (the password grant reads the user too). The streak counter lives in the attack
+ * enrollments read and its conditional write), then one statement that uses the mfa_token up and reads the user
+ * the tokens are for (store/mfa-challenges.ts; the password grant reads the user too), on either dialect. The streak counter lives in the attack
  * counter store (memory or Redis), not the database.
  */
 import type { CheckedAnswer } from '../../mfa/lockout.js';
 import type { Client } from '../../store/clients.js';
-import { deleteMfaChallenge } from '../../store/mfa-challenges.js';
-import { findPrimaryUser } from '../../store/users.js';
+import { useUpMfaChallengeReadingUser } from '../../store/mfa-challenges.js';
 import { ProtocolError } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
 import { UnauthorizedClient } from '../errors.js';
@@ -70,7 +69,7 @@ export async function finishMfaGrant(
   afterUse?: () => Promise<{ recovery_code?: string }>,
 ): Promise<TokenResponse> {
   const tenant = request.tenant;
-  const [used, user] = await Promise.all([deleteMfaChallenge(services.store.db, claims.id), findPrimaryUser(services.store.db, tenant.id, claims.userId)]);
+  const { used, user } = await useUpMfaChallengeReadingUser(services.store.db, services.store.dialect, tenant.id, claims.id, claims.userId);
   if (!used || !user) throw usedToken('grant');
   if (user.blocked) throw new UserBlocked();
   // The audience asked for at the password step, unless this request names one (the reference's mfa grants take it).

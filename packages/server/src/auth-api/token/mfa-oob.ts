@@ -4,7 +4,7 @@
  * single use and lives 5 minutes (mfa/email.ts); wrong codes count toward the factor lock. Email is the only
  * out-of-band channel here, so the answer is immediate: never authorization_pending.
  */
-import { checkAnswer } from '../../mfa/lockout.js';
+import { checkFactorAnswer } from '../../mfa/lock-notice.js';
 import { verifyEmailCode } from '../../mfa/email.js';
 import { MFA_OOB_GRANT } from '../mfa/grant-types.js';
 import { liveChallenge } from '../mfa/mfa-token.js';
@@ -24,6 +24,6 @@ export const mfaOob: GrantHandler = async (context) => {
   const bindingCode = requiredString(params, 'binding_code');
   if (!oobCodeMatches(services, tenant, start.claims, oobCode)) throw new InvalidGrant('Invalid oob_code.', 403);
   const challenge = await liveChallenge(services, tenant, start.claims, 'grant');
-  requireRight(context, start, 'email', await checkAnswer(services.attackProtection.counters, tenant.id, start.claims.userId, () => verifyEmailCode(services, challenge, bindingCode)), 'Invalid binding_code.');
+  requireRight(context, start, 'email', await checkFactorAnswer(services, tenant, start.claims.userId, () => verifyEmailCode(services, challenge, bindingCode)), 'Invalid binding_code.');
   return finishMfaGrant(context, start, []);
 };

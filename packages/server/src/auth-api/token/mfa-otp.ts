@@ -3,7 +3,7 @@
  * of the user's authenticator app. The first code after /mfa/associate confirms the enrollment. A code's time
  * step is accepted once (mfa/totp.ts): a replayed code is wrong. Wrong codes count toward the factor lock.
  */
-import { checkAnswer } from '../../mfa/lockout.js';
+import { checkFactorAnswer } from '../../mfa/lock-notice.js';
 import { totp } from '../../mfa/totp.js';
 import { listMfaEnrollments } from '../../store/mfa-enrollments.js';
 import { MFA_OTP_GRANT } from '../mfa/grant-types.js';
@@ -24,7 +24,7 @@ export const mfaOtp: GrantHandler = async (context) => {
   const enrollment = totpEnrollment(await listMfaEnrollments(services.store.db, tenant.id, userId));
   if (!enrollment) throw new InvalidGrant('User is not enrolled with otp.', 403);
   const factor = { db: services.store.db, sealer: services.sealer, tenantId: tenant.id, userId, now: Date.now() };
-  const checked = await checkAnswer(services.attackProtection.counters, tenant.id, userId, () => totp.verify(factor, enrollment, otp));
+  const checked = await checkFactorAnswer(services, tenant, userId, () => totp.verify(factor, enrollment, otp));
   requireRight(context, start, 'totp', checked, 'Invalid otp_code.', !enrollment.confirmed);
   return finishMfaGrant(context, start, ['otp']);
 };

@@ -4,7 +4,7 @@
  * this once), as the reference's does. It stands in for a factor the user has: without one enrolled it is wrong.
  * Wrong codes count toward the factor lock.
  */
-import { checkAnswer } from '../../mfa/lockout.js';
+import { checkFactorAnswer } from '../../mfa/lock-notice.js';
 import { recoveryCode } from '../../mfa/recovery-code.js';
 import { listMfaEnrollments } from '../../store/mfa-enrollments.js';
 import { MFA_RECOVERY_CODE_GRANT } from '../mfa/grant-types.js';
@@ -24,6 +24,6 @@ export const mfaRecoveryCode: GrantHandler = async (context) => {
   const enrollments = await listMfaEnrollments(services.store.db, tenant.id, userId);
   const stored = hasEnrolledFactor(tenant, enrollments) ? enrollments.find((e) => e.type === 'recovery-code') : undefined;
   const factor = { db: services.store.db, sealer: services.sealer, tenantId: tenant.id, userId, now: Date.now() };
-  requireRight(context, start, 'recovery-code', await checkAnswer(services.attackProtection.counters, tenant.id, userId, async () => stored !== undefined && recoveryCode.verify(factor, stored, answer)), 'Invalid recovery_code.');
+  requireRight(context, start, 'recovery-code', await checkFactorAnswer(services, tenant, userId, async () => stored !== undefined && recoveryCode.verify(factor, stored, answer)), 'Invalid recovery_code.');
   return finishMfaGrant(context, start, [], async () => ({ recovery_code: (await recoveryCode.enroll(factor, { issuer: '', label: '' })).code }));
 };

@@ -1,7 +1,8 @@
 /**
  * The second step of a login (login/mfa-page.ts): enrolling an authenticator app (a QR code of the otpauth
  * URI, drawn server-side as inline SVG, and the secret as text for typing in), answering with a code or the
- * recovery code, and the recovery code to keep, shown once.
+ * recovery code, and the recovery code to keep, shown once. The enrollment ticket's page uses the same
+ * enrollment view, and ends on its own page (nothing to continue to: a ticket never logs in).
  */
 import QRCode from 'qrcode';
 import { alert, formGuards, html, raw, renderDocument, type PageContext } from './chrome.js';
@@ -11,6 +12,8 @@ interface MfaForm {
   action: string;
   csrfToken: string;
   transaction: string;
+  /** An enrollment ticket's secret (login/mfa-enrollment-ticket-page.ts), posted back instead of a login's transaction. */
+  ticket?: string;
   error?: string;
   /** "Remember this browser", where the tenant offers it (Guardian settings), ticked or not to start with. */
   remember?: { checked: boolean; days: number };
@@ -95,7 +98,7 @@ ${send}
 
 function codeForm(view: MfaForm, submit: string) {
   return html`<form method="post" action="${view.action}">
-${formGuards(view.csrfToken, view.transaction)}
+${formGuards(view.csrfToken, view.transaction)}${view.ticket ? html`<input type="hidden" name="ticket" value="${view.ticket}">` : ''}
 <div class="field">
 <label for="code">6-digit code</label>
 <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9 ]{6,7}" maxlength="7" required autofocus>
@@ -143,4 +146,15 @@ ${rememberField(view)}
 <div class="actions"><button class="button button-primary" type="submit">I have saved it, continue</button></div>
 </form>`;
   return renderDocument(ctx, { title: 'Save your recovery code', content });
+}
+
+/** An enrollment ticket's end: the app is set up; the recovery code, when one was issued, shown once. */
+export function renderMfaTicketEnrolledPage(ctx: PageContext, view: { recoveryCode?: string }): string {
+  const content = html`<h1>Your authenticator app is set up</h1>
+<p class="lead">From now on, after your password you will be asked for the 6-digit code it shows. Go back to the application and log in.</p>
+${view.recoveryCode
+  ? html`<p class="lead">If you lose your device, this recovery code lets you log in. Keep it somewhere safe: it is shown only now, and works once.</p>
+<p class="secret" id="recovery-code">${view.recoveryCode}</p>`
+  : ''}`;
+  return renderDocument(ctx, { title: 'Your authenticator app is set up', content });
 }

@@ -30,6 +30,7 @@ import * as samlAssertionIds from './0030_saml_assertion_ids.js';
 import * as samlSessions from './0031_saml_sessions.js';
 import * as backchannelLogout from './0032_backchannel_logout.js';
 import * as logRollups from './0033_log_rollups.js';
+import * as mfaEnrollmentTickets from './0035_mfa_enrollment_tickets.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0031_saml_sessions': samlSessions,
   '0032_backchannel_logout': backchannelLogout,
   '0033_log_rollups': logRollups,
+  '0035_mfa_enrollment_tickets': mfaEnrollmentTickets,
 };
 
 export const migrationProvider: MigrationProvider = {
