@@ -22,6 +22,9 @@ import { treeCpuSeconds } from './cpu.js';
  * @property {'GET' | 'POST'} [method]  GET by default
  * @property {Record<string, string>} headers
  * @property {string} [body]  sent as is with every request (autocannon sets content-length)
+ * @property {(request: import('autocannon').Request) => import('autocannon').Request} [setupRequest]
+ *   called before each request is written (autocannon's hook): for what must differ per request, such as a
+ *   single-use DPoP proof; keep it cheap, it runs in the load generator
  */
 
 /**
@@ -44,12 +47,13 @@ import { treeCpuSeconds } from './cpu.js';
  * @param {LoadSettings} settings
  * @param {number} duration
  */
-function run(url, { method = 'GET', headers, body }, settings, duration) {
+function run(url, { method = 'GET', headers, body, setupRequest }, settings, duration) {
   return autocannon({
     url,
     method,
     headers,
     ...(body !== undefined && { body }),
+    ...(setupRequest && { requests: [{ setupRequest }] }),
     connections: settings.connections,
     pipelining: settings.pipelining,
     duration,

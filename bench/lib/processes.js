@@ -63,7 +63,10 @@ export function freePort() {
  * @returns {Child}
  */
 export function startChild(name, script, args, env) {
-  const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_CHILD_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': node options for every process the bench
+  // starts (servers and peers), which NODE_OPTIONS does not allow for profiling.
+  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   /** @param {Buffer} chunk */
   const keep = (chunk) => {

@@ -72,7 +72,7 @@ function decodePart(part) {
  * @param {HttpRequest} request
  * @returns {Promise<IssuedToken>}
  */
-async function requestToken(who, url, request) {
+export async function requestToken(who, url, request) {
   const response = await fetch(url, {
     method: 'POST',
     headers: request.headers,
@@ -118,7 +118,7 @@ async function requestToken(who, url, request) {
  * @param {Record<string, string>} params
  * @returns {HttpRequest}
  */
-function tokenRequest(host, params) {
+export function tokenRequest(host, params) {
   return {
     method: 'POST',
     headers: { host, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
@@ -145,7 +145,7 @@ async function measureTokens(label, url, request, settings, progress, pid) {
 }
 
 /** Gatehouse's token request for the admin client, narrowed to SCOPE; checks the limit and the scope. */
-async function gatehouseTokenRequest(/** @type {Gatehouse} */ gatehouse) {
+export async function gatehouseTokenRequest(/** @type {Gatehouse} */ gatehouse) {
   const credentials = adminCredentials(gatehouse);
   const audience = `http://${gatehouse.tenantHost}/api/v2/`;
   if (credentials.audience !== audience) {

@@ -6,6 +6,7 @@
  * and reports the ratio, which carries over between machines far better than either number.
  *  - jwks: a GET whose peer is a minimal server answering the same bytes (see lib/same-body.js);
  *  - client_credentials: token issuance, against oidc-provider@9 and this machine's raw RS256 signing rate;
+ *  - dpop_client_credentials: the same token bound to a DPoP key (a fresh proof per request) against a bearer one;
  *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency;
  *  - import: user import jobs on SQLite and PostgreSQL (users/s, logins' p99 during an import, export RSS);
  *  - logs: tenant log searches, paging and stats on 1,000,000 log events against 1,000 (SQLite and PostgreSQL);
@@ -14,6 +15,7 @@
 import authorizationCode from './authorization-code.js';
 import bundleSize from './bundle-size.js';
 import clientCredentials from './client-credentials.js';
+import dpopClientCredentials from './dpop-client-credentials.js';
 import events from './events.js';
 import importJobs from './import.js';
 import jwks from './jwks.js';
@@ -52,4 +54,4 @@ import userinfo from './userinfo.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, scale, logs, bundleSize];
+export const scenarios = [jwks, clientCredentials, dpopClientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, scale, logs, bundleSize];

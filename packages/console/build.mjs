@@ -10,7 +10,8 @@ const here = new URL('.', import.meta.url).pathname;
 rmSync(`${here}dist`, { recursive: true, force: true });
 mkdirSync(`${here}dist`, { recursive: true });
 await build({
-  entryPoints: { app: `${here}src/main.tsx` },
+  // test-login: the test login's callback page (a few lines, no React).
+  entryPoints: { app: `${here}src/main.tsx`, 'test-login': `${here}src/test-login.ts` },
   bundle: true,
   minify: true,
   format: 'esm',
@@ -25,4 +26,5 @@ await build({
   logLevel: 'warning',
 });
 copyFileSync(`${here}src/index.html`, `${here}dist/index.html`);
+copyFileSync(`${here}src/test-login.html`, `${here}dist/test-login.html`);
 copyFileSync(`${here}src/favicon.svg`, `${here}dist/favicon.svg`);

@@ -69,7 +69,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Signe
   else if (section === 'attack-protection') page = <AttackProtection api={api} />;
   else if (section === 'branding') page = <Branding api={api} tenantName={config.tenantName} />;
   else if (section === 'settings') page = <TenantSettings api={api} />;
-  else page = <Home config={config} />;
+  else page = <Home config={config} api={api} />;
 
   return (
     <>

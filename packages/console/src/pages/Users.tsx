@@ -1,23 +1,16 @@
-/** Users: search with the API's `q` syntax, paged; one user's profile, block/unblock and delete. */
+/** Users: search with the API's `q` syntax, paged, and creating one; one user's page is UserDetail.tsx. */
 import { useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { ErrorNotice, Pager, useLoad } from '../ui.js';
 import { listConnections } from './Applications.js';
+import type { User } from './UserDetail.js';
 
-interface User {
-  user_id: string;
-  email?: string;
-  name?: string;
-  blocked?: boolean;
-  email_verified?: boolean;
-  created_at?: string;
-  last_login?: string;
-  logins_count?: number;
-  identities?: { connection: string; provider: string }[];
-}
+export { UserDetail } from './UserDetail.js';
 
 const PER_PAGE = 20;
+/** The fields the API's `q` takes (management/user-search.ts). */
+const SEARCH_FIELDS = ['email', 'email.domain', 'user_id', 'name', 'nickname', 'given_name', 'family_name', 'username', 'phone_number', 'email_verified', 'blocked', 'connection', 'user_metadata.<key>', 'app_metadata.<key>'];
 
 /** Creating a user in one of the tenant's database connections (the API checks the password policy). */
 function CreateUser({ api }: { api: ManagementApi }) {
@@ -86,23 +79,40 @@ export function Users({ api }: { api: ManagementApi }) {
     <>
       <h1>Users</h1>
       <CreateUser api={api} />
-      <form role="search" className="row" onSubmit={search}>
-        <div className="field grow">
-          <label htmlFor="user-search">Search</label>
-          <input
-            id="user-search"
-            type="search"
-            value={typed}
-            placeholder='jane, email:"jane@example.com", blocked:true'
-            aria-describedby="user-search-hint"
-            onChange={(e) => setTyped(e.target.value)}
-          />
-          <small id="user-search-hint">A word matches the start of an email, name or username; field:value and value* work as in the API's q.</small>
+      <form role="search" onSubmit={search}>
+        <div className="row">
+          <div className="field grow">
+            <label htmlFor="user-search">Search</label>
+            <input
+              id="user-search"
+              type="search"
+              value={typed}
+              placeholder='jane, email:"jane@example.com", blocked:true'
+              aria-describedby="user-search-hint"
+              onChange={(e) => setTyped(e.target.value)}
+            />
+          </div>
+          <button type="submit" className="primary">
+            Search
+          </button>
         </div>
-        <button type="submit" className="primary">
-          Search
-        </button>
+        <p id="user-search-hint" className="muted small">
+          A word matches the start of an email, name, nickname or username. <code>field:value</code>, <code>field:"two words"</code> and <code>value*</code> (a
+          prefix) narrow it; terms are joined with AND (no OR, NOT or parentheses).
+        </p>
       </form>
+      <details className="small">
+        <summary>Fields you can search</summary>
+        <p>
+          {SEARCH_FIELDS.map((f, i) => (
+            <span key={f}>
+              {i > 0 && ', '}
+              <code>{f}</code>
+            </span>
+          ))}
+          . <code>blocked</code> and <code>email_verified</code> take true or false; <code>email.domain</code> and <code>connection</code> a whole value. At most 16 terms, 4 of them with *.
+        </p>
+      </details>
       <ErrorNotice message={list.error} />
       <table>
         <caption className="visually-hidden">Users</caption>
@@ -128,90 +138,6 @@ export function Users({ api }: { api: ManagementApi }) {
       {list.data && list.data.items.length === 0 && <p>No user matches.</p>}
       {list.loading && !list.data && <p className="loading">Loading…</p>}
       {list.data && <Pager page={page} perPage={PER_PAGE} total={list.data.total} onPage={setPage} />}
-    </>
-  );
-}
-
-export function UserDetail({ api, id }: { api: ManagementApi; id: string }) {
-  const path = `/users/${encodeURIComponent(id)}`;
-  const loaded = useLoad(() => api.get<User>(path), [id]);
-  const [error, setError] = useState<string>();
-  const [done, setDone] = useState<string>();
-  const user = loaded.data;
-  if (loaded.error) return <ErrorNotice message={loaded.error} />;
-  if (!user) return <p className="loading">Loading…</p>;
-  const setBlocked = async (blocked: boolean) => {
-    setError(undefined);
-    try {
-      await api.request('PATCH', path, { blocked });
-      setDone(blocked ? 'Blocked: this user can no longer log in.' : 'Unblocked: this user can log in again.');
-      loaded.reload();
-    } catch (err) {
-      setError(messageOf(err));
-    }
-  };
-  return (
-    <>
-      <p className="crumbs">
-        <a href={href('users')}>Users</a> /
-      </p>
-      <h1>{user.email ?? user.user_id}</h1>
-      <dl className="facts">
-        <div>
-          <dt>User ID</dt>
-          <dd>
-            <code>{user.user_id}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>Status</dt>
-          <dd data-testid="user-status">{user.blocked ? 'Blocked' : 'Active'}</dd>
-        </div>
-        <div>
-          <dt>Email verified</dt>
-          <dd>{user.email_verified ? 'Yes' : 'No'}</dd>
-        </div>
-        <div>
-          <dt>Connection</dt>
-          <dd>{user.identities?.map((i) => i.connection).join(', ') ?? '—'}</dd>
-        </div>
-        <div>
-          <dt>Logins</dt>
-          <dd>
-            {user.logins_count ?? 0}
-            {user.last_login ? `, last ${new Date(user.last_login).toLocaleString()}` : ''}
-          </dd>
-        </div>
-        <div>
-          <dt>Created</dt>
-          <dd>{user.created_at ? new Date(user.created_at).toLocaleString() : '—'}</dd>
-        </div>
-      </dl>
-      <ErrorNotice message={error} />
-      {done && <Notice>{done}</Notice>}
-      <div className="actions">
-        {user.blocked ? (
-          <button type="button" onClick={() => setBlocked(false)}>
-            Unblock
-          </button>
-        ) : (
-          <ConfirmButton label="Block" question={`Block ${user.email ?? user.user_id}? They will not be able to log in until unblocked.`} confirmLabel="Block user" danger onConfirm={() => setBlocked(true)} />
-        )}
-        <ConfirmButton
-          label="Delete"
-          question={`Delete ${user.email ?? user.user_id}? This cannot be undone.`}
-          confirmLabel="Delete user"
-          danger
-          onConfirm={async () => {
-            try {
-              await api.request('DELETE', path);
-              go('users');
-            } catch (err) {
-              setError(messageOf(err));
-            }
-          }}
-        />
-      </div>
     </>
   );
 }

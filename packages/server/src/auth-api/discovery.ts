@@ -11,6 +11,7 @@ import type { Tenant } from '../store/tenants.js';
 import { ASSERTION_ALGS } from './client-auth/private-key-jwt.js';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from './client-auth/index.js';
 import { REQUEST_OBJECT_ALGS } from './authorize/request-object.js';
+import { mtlsAliasBaseUrl, mtlsAliasesEnabled } from './mtls-alias.js';
 import { PAR_PATH } from './par/index.js';
 import { GRANTS } from './token/index.js';
 import { ID_TOKEN_CLAIMS } from './user-tokens/claims.js';
@@ -56,6 +57,10 @@ const DiscoveryDocument = Type.Object(
 );
 
 export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocument> {
+  // mTLS (client authentication and certificate-bound tokens) needs an edge whose certificate headers count: the
+  // custom domain API key (client-auth/tls-client-auth.ts). Without one, neither is offered, so neither is listed.
+  const mtls = Boolean(tenant.settings.custom_domain_api_key_sha256);
+  const authMethods = TOKEN_ENDPOINT_AUTH_METHODS.filter((method) => mtls || !method.endsWith('tls_client_auth'));
   return {
     issuer: tenant.issuer,
     // Keys: the tenant's published signing keys and how ID tokens are signed.
@@ -85,40 +90,29 @@ export function discoveryDocument(tenant: Tenant): Static<typeof DiscoveryDocume
     // Token endpoint: the grants and client authentication methods implemented.
     token_endpoint: `${tenant.baseUrl}/oauth/token`,
     grant_types_supported: Object.keys(GRANTS),
-    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    token_endpoint_auth_methods_supported: authMethods,
     token_endpoint_auth_signing_alg_values_supported: [...ASSERTION_ALGS],
     // User tokens: userinfo, revocation of refresh tokens, and the claims ID tokens and userinfo carry.
     userinfo_endpoint: `${tenant.baseUrl}/userinfo`,
     // The MFA API (auth-api/mfa/), as the reference advertises it.
     mfa_challenge_endpoint: `${tenant.baseUrl}/mfa/challenge`,
     revocation_endpoint: `${tenant.baseUrl}/oauth/revoke`,
-    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: authMethods,
     claims_supported: [...ID_TOKEN_CLAIMS],
     // Step-up (mfa/policy.ts): the one authentication context class asked for and met here.
     acr_values_supported: [MULTI_FACTOR_ACR],
     // RFC 9449 (crypto/dpop.ts): DPoP proofs at the token, PAR and userinfo endpoints.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
     // RFC 8705 §3.3 (auth-api/sender-constraint.ts): certificate-bound tokens behind a trusted mTLS edge.
-    tls_client_certificate_bound_access_tokens: true,
+    tls_client_certificate_bound_access_tokens: mtls,
     ...mtlsEndpointAliases(tenant),
   };
 }
 
-/** The host the mTLS aliases live on: `mtls.` before the tenant's (the reference's "mtls.<your custom domain>"). */
-export function mtlsAliasBase(baseUrl: string): string {
-  const url = new URL(baseUrl);
-  url.hostname = `mtls.${url.hostname}`;
-  return url.origin;
-}
-
-/**
- * RFC 8705 §5: where a client calls the endpoints that take a client certificate, when mTLS is configured (a
- * trusted edge: the custom domain API key) and the tenant turned the aliases on. The issuer stays the same
- * (tenancy/tenant-resolver.ts serves mtls.<host> as the tenant itself).
- */
+/** RFC 8705 §5: where a client calls the endpoints that take a client certificate (auth-api/mtls-alias.ts). */
 function mtlsEndpointAliases(tenant: Tenant): { mtls_endpoint_aliases?: Record<string, string> } {
-  if (!tenant.settings.custom_domain_api_key_sha256 || tenant.settings.mtls?.enable_endpoint_aliases !== true) return {};
-  const base = `${mtlsAliasBase(tenant.baseUrl)}${new URL(tenant.baseUrl).pathname.replace(/\/$/, '')}`;
+  if (!mtlsAliasesEnabled(tenant)) return {};
+  const base = mtlsAliasBaseUrl(tenant.baseUrl);
   return {
     mtls_endpoint_aliases: {
       token_endpoint: `${base}/oauth/token`,
@@ -128,7 +122,6 @@ function mtlsEndpointAliases(tenant: Tenant): { mtls_endpoint_aliases?: Record<s
     },
   };
 }
-
 
 export function registerDiscovery(app: App): void {
   for (const url of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {

@@ -9,17 +9,20 @@
  *    `require_proof_of_possession` without a proof;
  *  - the Management API taking a DPoP-bound client_credentials token with the DPoP scheme only.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { constants, createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, exportSPKI, generateKeyPair, SignJWT, type GenerateKeyPairResult, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
 
 const CALLBACK = 'https://app.example/callback';
 const PASSWORD = 'Correct-horse-battery-9';
 
-describe('DPoP (RFC 9449)', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('DPoP (RFC 9449) (%s)', (dialect) => {
   let server: TestServer;
   const email = 'dpop@example.com';
   let clientKeys: GenerateKeyPairResult;
@@ -45,7 +48,7 @@ describe('DPoP (RFC 9449)', () => {
   const thumbprint = async (keys: GenerateKeyPairResult) => calculateJwkThumbprint(await exportJWK(keys.publicKey), 'sha256');
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ dialect });
     await createUser(server, email, PASSWORD);
     clientKeys = await generateKeyPair('ES256', { extractable: true });
     fapiApp = await createApp(server, {
@@ -231,6 +234,39 @@ describe('DPoP (RFC 9449)', () => {
       await refused(await proof(keys, 'POST', tokenUrl(), { nonce: n, jti: undefined }), 'invalid_dpop_proof', /jti/);
       // Query and fragment do not count (§4.3).
       expect((await request(await proof(keys, 'POST', `${tokenUrl()}?x=1#y`, { nonce: n }))).status).toBe(200);
+    });
+
+    it('accepts RS256 and PS256 proofs; refuses a crit header, a past exp, a key that does not fit the alg', async () => {
+      const n = await nonce();
+      const claims = () => ({ htm: 'POST', htu: tokenUrl(), jti: randomUUID(), iat: Math.floor(Date.now() / 1000), nonce: n });
+      /** A compact JWS signed with node:crypto, so that keys jose would refuse to sign with can be tried. */
+      const signed = (alg: string, pair: { publicKey: KeyObject; privateKey: KeyObject }, body: Record<string, unknown>, header: Record<string, unknown> = {}) => {
+        const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+        const input = `${b64({ alg, typ: 'dpop+jwt', jwk: pair.publicKey.export({ format: 'jwk' }), ...header })}.${b64(body)}`;
+        const options =
+          alg === 'PS256'
+            ? { key: pair.privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }
+            : alg === 'ES256'
+              ? { key: pair.privateKey, dsaEncoding: 'ieee-p1363' as const }
+              : pair.privateKey;
+        return `${input}.${sign('sha256', Buffer.from(input), options).toString('base64url')}`;
+      };
+      const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+      for (const alg of ['RS256', 'PS256']) {
+        const res = await request(signed(alg, rsa, claims()));
+        expect(res.status, alg).toBe(200);
+        expect(decodeJwt(((await res.json()) as { access_token: string }).access_token).cnf).toEqual({ jkt: await calculateJwkThumbprint(rsa.publicKey.export({ format: 'jwk' }) as JWK, 'sha256') });
+      }
+      const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      await refused(signed('ES256', ec, claims(), { crit: ['exp'] }), 'invalid_dpop_proof', /crit/);
+      await refused(signed('ES256', ec, { ...claims(), exp: Math.floor(Date.now() / 1000) - 10 }), 'invalid_dpop_proof', /expired/);
+      await refused(signed('ES256', generateKeyPairSync('ec', { namedCurve: 'P-384' }), claims()), 'invalid_dpop_proof', /not a key for ES256/);
+      await refused(signed('RS256', generateKeyPairSync('rsa', { modulusLength: 1024 }), claims()), 'invalid_dpop_proof', /not a key for RS256/);
+      // A PS256 signature presented as RS256 (same key): the padding is part of the alg.
+      const ps = signed('PS256', rsa, claims());
+      const [, body, signature] = ps.split('.');
+      const relabelled = `${Buffer.from(JSON.stringify({ alg: 'RS256', typ: 'dpop+jwt', jwk: rsa.publicKey.export({ format: 'jwk' }) })).toString('base64url')}.${body}.${signature}`;
+      await refused(relabelled, 'invalid_dpop_proof', /signature/);
     });
 
     it('refuses alg none, a MAC, a wrong typ, a private jwk, a bad signature, and two proofs', async () => {

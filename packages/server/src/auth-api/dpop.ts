@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { currentNonce, DPOP_ALGS, DpopProofError, verifyDpopProof, type VerifiedProof } from '../crypto/dpop.js';
 import { ProtocolError } from '../http/errors.js';
+import { addressedBaseUrl } from './mtls-alias.js';
 import type { Services } from '../services.js';
 
 export const DPOP_NONCE_HEADER = 'dpop-nonce';
@@ -44,7 +45,7 @@ export async function proofAtEndpoint(services: Services, request: FastifyReques
   const nonce = currentNonce(services.sealer, tenant.id);
   reply.header(DPOP_NONCE_HEADER, nonce);
   try {
-    return await verifyDpopProof(dependencies(services), tenant.id, { header, method: request.method, url: `${tenant.baseUrl}${path}` });
+    return await verifyDpopProof(dependencies(services), tenant.id, { header, method: request.method, url: `${addressedBaseUrl(request)}${path}` });
   } catch (error) {
     if (!(error instanceof DpopProofError)) throw error;
     if (error.reason === 'nonce') throw new ProtocolError(400, 'use_dpop_nonce', error.message, { [DPOP_NONCE_HEADER]: nonce });
@@ -56,7 +57,7 @@ export async function proofAtEndpoint(services: Services, request: FastifyReques
 export async function proofAtResource(services: Services, request: FastifyRequest, path: string, accessToken: string): Promise<VerifiedProof> {
   const tenant = request.tenant;
   try {
-    return await verifyDpopProof(dependencies(services), tenant.id, { header: request.headers.dpop, method: request.method, url: `${tenant.baseUrl}${path}`, accessToken });
+    return await verifyDpopProof(dependencies(services), tenant.id, { header: request.headers.dpop, method: request.method, url: `${addressedBaseUrl(request)}${path}`, accessToken });
   } catch (error) {
     if (!(error instanceof DpopProofError)) throw error;
     const nonce = currentNonce(services.sealer, tenant.id);

@@ -35,6 +35,7 @@ import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateTenant } from '../store/tenants.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
 
 const CALLBACK = 'https://app.example/callback';
@@ -42,7 +43,9 @@ const PASSWORD = 'Correct-horse-battery-9';
 const API_KEY = 'edge-api-key-fapi2-profile-0123456789';
 type Json = Record<string, unknown>;
 
-describe('FAPI 2.0 Security Profile: authorization server requirements (compliance_level)', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('FAPI 2.0 Security Profile: authorization server requirements (compliance_level) (%s)', (dialect) => {
   let server: TestServer;
   let keys: GenerateKeyPairResult;
   let dpopKeys: GenerateKeyPairResult;
@@ -128,8 +131,25 @@ describe('FAPI 2.0 Security Profile: authorization server requirements (complian
     );
   }
 
+  /** A POST that reached us through the edge's mtls.<host> alias: the alias is the Host header. */
+  async function throughAlias(path: string, form: Record<string, string>, headers: Record<string, string>): Promise<{ status: number; body: Json }> {
+    const port = new URL(server.url).port;
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port, path, method: 'POST', headers: { host: `mtls.localhost:${port}`, 'content-type': 'application/x-www-form-urlencoded', ...headers } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Json }));
+        },
+      );
+      req.on('error', reject);
+      req.end(new URLSearchParams(form).toString());
+    });
+  }
+
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ dialect });
     const { tenant } = server.server.prepared.bootstrap!;
     managementAudience = server.server.prepared.bootstrap!.managementAudience;
     await updateTenant(server.server.prepared.store.db, tenant.id, {
@@ -330,19 +350,7 @@ describe('FAPI 2.0 Security Profile: authorization server requirements (complian
       pushed_authorization_request_endpoint: `http://mtls.localhost:${port}/oauth/par`,
     });
     // The edge forwards to us with the alias as Host: the same tenant, the same issuer, a certificate-bound token.
-    const body = new URLSearchParams({ grant_type: 'client_credentials', audience: managementAudience, ...(await authenticated(mtlsClient.client_id)) }).toString();
-    const answer = await new Promise<{ status: number; body: Json }>((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port, path: '/oauth/token', method: 'POST', headers: { host: `mtls.localhost:${port}`, 'content-type': 'application/x-www-form-urlencoded', ...edge(certificate) } },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) as Json }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    const answer = await throughAlias('/oauth/token', { grant_type: 'client_credentials', audience: managementAudience, ...(await authenticated(mtlsClient.client_id)) }, edge(certificate));
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const claims = decodeJwt(answer.body.access_token as string);
     expect(claims.iss).toBe(server.issuer);
@@ -350,5 +358,32 @@ describe('FAPI 2.0 Security Profile: authorization server requirements (complian
     // Off again: no aliases, and mtls.<host> is no tenant.
     expect((await management(server, 'PATCH', '/tenants/settings', { mtls: { enable_endpoint_aliases: false } })).status).toBe(200);
     expect(await metadata()).not.toHaveProperty('mtls_endpoint_aliases');
+  });
+
+  it('RFC 9449 §4.3 on the mtls.<host> alias: the proof\'s htu is the alias URL the client called; the other host\'s URL is refused, both ways', async () => {
+    expect((await management(server, 'PATCH', '/tenants/settings', { mtls: { enable_endpoint_aliases: true } })).status).toBe(200);
+    try {
+      const port = new URL(server.url).port;
+      const aliasUrl = `http://mtls.localhost:${port}/oauth/token`;
+      const mainUrl = `${server.url}/oauth/token`;
+      const form = async () => ({ grant_type: 'client_credentials', audience: managementAudience, ...(await authenticated(dpopClient.client_id)) });
+
+      const onAlias = await throughAlias('/oauth/token', await form(), { dpop: await noncedProof(dpopKeys, aliasUrl) });
+      expect(onAlias.status, JSON.stringify(onAlias.body)).toBe(200);
+      expect(onAlias.body.token_type).toBe('DPoP');
+      expect((decodeJwt(onAlias.body.access_token as string).cnf as Json).jkt).toBe(await jkt(dpopKeys));
+
+      const mainOnAlias = await throughAlias('/oauth/token', await form(), { dpop: await noncedProof(dpopKeys, mainUrl) });
+      expect(mainOnAlias.status).toBe(400);
+      expect(mainOnAlias.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringContaining('htu') });
+
+      const aliasOnMain = await post('/oauth/token', await form(), { dpop: await noncedProof(dpopKeys, aliasUrl) });
+      expect(aliasOnMain.status).toBe(400);
+      expect(aliasOnMain.body).toMatchObject({ error: 'invalid_dpop_proof', error_description: expect.stringContaining('htu') });
+      // The main host still takes its own URL.
+      expect((await post('/oauth/token', await form(), { dpop: await noncedProof(dpopKeys, mainUrl) })).status).toBe(200);
+    } finally {
+      expect((await management(server, 'PATCH', '/tenants/settings', { mtls: { enable_endpoint_aliases: false } })).status).toBe(200);
+    }
   });
 });

@@ -12,8 +12,9 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { generate } from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { updateTenant } from '../store/tenants.js';
+import { findTenantById, updateTenant } from '../store/tenants.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
 
 const API_KEY = 'edge-api-key-mtls-binding-0123456789';
@@ -22,7 +23,9 @@ const PASSWORD = 'Correct-horse-battery-9';
 
 type Json = Record<string, unknown>;
 
-describe('certificate-bound access tokens (RFC 8705)', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('certificate-bound access tokens (RFC 8705) (%s)', (dialect) => {
   let server: TestServer;
   let managementAudience: string;
   let certificate: string;
@@ -62,7 +65,7 @@ describe('certificate-bound access tokens (RFC 8705)', () => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ dialect });
     const { tenant } = server.server.prepared.bootstrap!;
     managementAudience = server.server.prepared.bootstrap!.managementAudience;
     await updateTenant(server.server.prepared.store.db, tenant.id, {
@@ -79,9 +82,31 @@ describe('certificate-bound access tokens (RFC 8705)', () => {
     await server?.close();
   });
 
-  it('announces certificate-bound tokens in discovery', async () => {
-    const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Json;
-    expect(doc.tls_client_certificate_bound_access_tokens).toBe(true);
+  it('announces certificate-bound tokens and mTLS client authentication in discovery only with a trusted edge', async () => {
+    const discovery = async () => (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Json;
+    const mtlsMethods = ['tls_client_auth', 'self_signed_tls_client_auth'];
+    const withEdge = await discovery();
+    expect(withEdge.tls_client_certificate_bound_access_tokens).toBe(true);
+    expect(withEdge.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(mtlsMethods));
+    expect(withEdge.revocation_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(mtlsMethods));
+
+    // Without the edge's key no certificate header counts: neither is offered, so neither is listed.
+    const db = server.server.prepared.store.db;
+    const { tenant } = server.server.prepared.bootstrap!;
+    const settings = (await findTenantById(db, tenant.id))!.settings;
+    await updateTenant(db, tenant.id, { settings: { ...settings, custom_domain_api_key_sha256: undefined } });
+    server.server.services.tenants.invalidate();
+    try {
+      const withoutEdge = await discovery();
+      expect(withoutEdge.tls_client_certificate_bound_access_tokens).toBe(false);
+      for (const field of ['token_endpoint_auth_methods_supported', 'revocation_endpoint_auth_methods_supported']) {
+        expect(withoutEdge[field]).toEqual(expect.arrayContaining(['private_key_jwt', 'client_secret_post']));
+        for (const method of mtlsMethods) expect(withoutEdge[field], field).not.toContain(method);
+      }
+    } finally {
+      await updateTenant(db, tenant.id, { settings });
+      server.server.services.tenants.invalidate();
+    }
   });
 
   it('binds a client_credentials token to the certificate, and the Management API takes it with that certificate only', async () => {

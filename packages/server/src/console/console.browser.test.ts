@@ -22,7 +22,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { launchBrowser, openPage, type BrowserSession } from '../test-support/browser.js';
-import { createApp, createUser, management, readForm, TestBrowser } from '../test-support/sign-in.js';
+import { createApp, createUser, logIn, management, readForm, TestBrowser } from '../test-support/sign-in.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
 
 const ADMIN = { email: 'first.admin@example.com', password: 'Console-first-admin-2026!' };
@@ -69,15 +69,18 @@ async function lookAt(page: Page, name: string): Promise<string[]> {
   return found;
 }
 
-/** A single-page app on another origin, using auth0-spa-js's published browser build as a page would. */
-function spaPage(config: { domain: string; clientId: string; origin: string }): string {
+/**
+ * A single-page app on another origin, using auth0-spa-js's published browser build as a page would, configured
+ * by the console's own quick-start snippet run as it is shown (only its import becomes the browser build's global).
+ */
+function spaPage(snippet: string): string {
+  const code = snippet.replace(/^import \{ createAuth0Client \} from '@auth0\/auth0-spa-js';$/m, 'const { createAuth0Client } = window.auth0;');
   return `<!doctype html><html lang="en"><meta charset="utf-8"><title>Shop front</title>
 <p id="state">starting</p><p id="user"></p><button id="login">Log in</button>
 <script src="/auth0-spa-js.js"></script>
 <script type="module">
-const config = ${JSON.stringify(config)};
-const client = await auth0.createAuth0Client({ domain: config.domain, clientId: config.clientId, cacheLocation: 'memory',
-  authorizationParams: { redirect_uri: config.origin + '/callback' } });
+${code}
+const client = auth0;
 document.getElementById('login').onclick = () => client.loginWithRedirect({ authorizationParams: { prompt: 'login' } });
 try {
   if (location.pathname === '/callback') { await client.handleRedirectCallback(); history.replaceState(null, '', '/'); }
@@ -99,7 +102,9 @@ describe('admin console in Chromium', () => {
   /** The single-page app's origin: another port, so another origin than the server's. */
   let spaServer: Server;
   let spaOrigin: string;
-  let spaClientId = '';
+  /** The auth0-spa-js snippet the console's home page shows for the single-page app. */
+  let spaSnippet = '';
+  let m2m = { id: '', secret: '' };
 
   beforeAll(async () => {
     receiver = createServer((request, response) => {
@@ -119,7 +124,7 @@ describe('admin console in Chromium', () => {
     spaServer = createServer((request, response) => {
       const pathname = new URL(request.url ?? '/', 'http://x').pathname;
       if (pathname === '/auth0-spa-js.js') return response.writeHead(200, { 'content-type': 'text/javascript' }).end(SPA_JS);
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(spaPage({ domain: server.url, clientId: spaClientId, origin: spaOrigin }));
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(spaPage(spaSnippet));
     });
     await Promise.all([
       new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve)),
@@ -189,7 +194,7 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Type').selectOption('spa');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: 'Shop front' }).waitFor();
-    spaClientId = await page.getByTestId('client-id').innerText();
+    const spaClientId = await page.getByTestId('client-id').innerText();
     expect(spaClientId).toMatch(/^[A-Za-z0-9]{32}$/);
     await page.getByLabel('Allowed callback URLs').fill(`${spaOrigin}/callback`);
     await page.getByLabel('Allowed logout URLs').fill(spaOrigin);
@@ -202,7 +207,42 @@ describe('admin console in Chromium', () => {
     await expect.poll(() => page.getByRole('checkbox', { name: /Username-Password-Authentication/ }).isChecked()).toBe(true);
     inaccessible.push(...(await lookAt(page, 'application-spa')));
 
-    // A person logs in to that app with auth0-spa-js on the other origin, through the hosted login.
+    // The home page's quick starts, for this application: the tenant's values in each library's own options.
+    await nav().getByRole('link', { name: 'Getting started' }).click();
+    await page.getByLabel('Application', { exact: true }).selectOption({ label: 'Shop front' });
+    const snippet = (library: string) => page.getByTestId(`snippet-${library}`).innerText();
+    await expect.poll(() => snippet('auth0-spa-js')).toContain(`clientId: '${spaClientId}'`);
+    spaSnippet = await snippet('auth0-spa-js');
+    expect(spaSnippet).toContain(`domain: '${server.url}'`);
+    expect(spaSnippet).toContain(`redirect_uri: '${spaOrigin}/callback'`);
+    // The issuer is <domain>/, which auth0-spa-js derives by itself: no issuer option.
+    expect(server.issuer).toBe(`${server.url}/`);
+    expect(spaSnippet).not.toContain('issuer');
+    // auth0-js derives https://<domain>/ as the issuer: on http it is told the tenant's.
+    expect(await snippet('auth0-js')).toContain(`clientID: '${spaClientId}'`);
+    expect(await snippet('auth0-js')).toContain(`overrides: { __token_issuer: '${server.issuer}' }`);
+    expect(await snippet('svc')).toContain(`<script src="${server.url}/lib/svc.js"></script>`);
+    // Tokens in the redirect need the implicit grant, which this application does not have: the page says so.
+    await page.getByText('This application does not allow the Implicit grant yet').waitFor();
+    expect(await snippet('express-openid-connect')).toContain(`issuerBaseURL: '${server.url}'`);
+    expect(await snippet('express-openid-connect')).toContain(`baseURL: '${spaOrigin}'`);
+    expect(await snippet('express-oauth2-jwt-bearer')).toContain(`issuerBaseURL: '${server.url}'`);
+    // express-openid-connect checks its options when auth() is called (an unknown or misspelt one throws): the
+    // snippet, run as shown, passes; the same with a misspelt option does not.
+    const runExpressSnippet = (code: string) => {
+      const registered: string[] = [];
+      const app = { use: (handler: unknown) => registered.push(`use ${typeof handler}`), get: (route: string) => registered.push(`get ${route}`) };
+      const env = { CLIENT_SECRET: 'the-application-secret', SESSION_SECRET: 'a-long-enough-cookie-secret-for-the-app-session' };
+      new Function('require', 'app', 'process', code)(require, app, { env });
+      return registered;
+    };
+    const expressSnippet = await snippet('express-openid-connect');
+    expect(runExpressSnippet(expressSnippet)).toEqual(['use function', 'get /profile']);
+    expect(() => runExpressSnippet(expressSnippet.replace('authRequired:', 'authRequire:'))).toThrow('"authRequire" is not allowed');
+    inaccessible.push(...(await lookAt(page, 'home-quick-start')));
+
+    // A person logs in to that app with auth0-spa-js on the other origin, configured by that snippet as shown,
+    // through the hosted login.
     const shop = await browser.context.newPage();
     await shop.goto(`${spaOrigin}/`);
     await expect.poll(() => shop.locator('#state').innerText()).toBe('signed out');
@@ -240,10 +280,11 @@ describe('admin console in Chromium', () => {
     await page.getByRole('heading', { name: 'Order sync' }).waitFor();
     const m2mId = await page.getByTestId('client-id').innerText();
     const secret = await page.getByTestId('secret').innerText();
+    m2m = { id: m2mId, secret };
     expect(secret.length).toBeGreaterThan(30);
     await page.getByLabel('API', { exact: true }).selectOption(ORDERS_API);
     await page.getByRole('button', { name: 'Authorize' }).click();
-    await page.getByRole('list', { name: 'Authorized APIs' }).getByText(ORDERS_API).waitFor();
+    await page.getByRole('list', { name: 'Authorized APIs' }).getByText(ORDERS_API, { exact: true }).waitFor();
     inaccessible.push(...(await lookAt(page, 'application-m2m')));
     // The curl shown, run as is (its JSON body), gets a token for the API with the API's scopes.
     const curl = await page.getByTestId('curl').innerText();
@@ -352,6 +393,145 @@ describe('admin console in Chromium', () => {
     await page.getByRole('heading', { name: 'Failed deliveries' }).waitFor();
     inaccessible.push(...(await lookAt(page, 'deliveries')));
 
+  });
+
+  it("edits a user's metadata (invalid JSON refused in place), assigns a role, unlinks an identity and revokes a session", async () => {
+    photographOnFailure();
+    // Made through the API: a user with a second account linked in, a role to give, an organization, a session.
+    const person = await createUser(server, 'meta.person@example.com', USER_PASSWORD);
+    const other = await createUser(server, 'linked.person@example.com', USER_PASSWORD);
+    const path = `/users/${encodeURIComponent(person.user_id)}`;
+    expect((await management(server, 'POST', `${path}/identities`, { provider: 'auth0', user_id: other.user_id.split('|')[1] })).status).toBe(201);
+    const role = (await (await management(server, 'POST', '/roles', { name: 'Support', description: 'Answers tickets' })).json()) as { id: string };
+    const org = (await (await management(server, 'POST', '/organizations', { name: 'acme', display_name: 'Acme' })).json()) as { id: string };
+    expect((await management(server, 'POST', `/organizations/${org.id}/members`, { members: [person.user_id] })).status).toBe(204);
+    const app = await createApp(server);
+    const pkce = { challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM' };
+    const elsewhere = new TestBrowser();
+    const query = { client_id: app.client_id, response_type: 'code', redirect_uri: 'https://app.example/callback', scope: 'openid', state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' };
+    await logIn(server, elsewhere, query, { username: 'meta.person@example.com', password: USER_PASSWORD });
+    const read = async <T,>(suffix = '') => (await (await management(server, 'GET', `${path}${suffix}`)).json()) as T;
+    expect((await read<{ sessions: unknown[] }>('/sessions')).sessions).toHaveLength(1);
+
+    await nav().getByRole('link', { name: 'Users' }).click();
+    // What the q syntax does not take is the API's 400, said where the search was typed.
+    const before = problems.length;
+    await page.getByLabel('Search', { exact: true }).fill('meta OR linked');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'OR is not supported; terms are joined with AND' }).waitFor();
+    await expect.poll(() => problems.slice(before)).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    problems.splice(before, 1);
+    await page.getByLabel('Search', { exact: true }).fill('email:meta.person@example.com');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'meta.person@example.com' }).click();
+    await page.getByRole('heading', { name: 'meta.person@example.com' }).waitFor();
+
+    // user_metadata: broken JSON is refused where it was typed, and nothing is sent.
+    const userMetadata = page.getByLabel('user_metadata', { exact: true });
+    await userMetadata.fill('{"plan": "gold",');
+    await page.getByRole('button', { name: 'Save user_metadata' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Not saved: this is not valid JSON' }).waitFor();
+    expect(await userMetadata.getAttribute('aria-invalid')).toBe('true');
+    expect((await read<{ user_metadata: unknown }>()).user_metadata).toEqual({});
+    // Valid JSON is saved and reads back through the API; a key taken out is deleted.
+    await userMetadata.fill('{"plan": "gold", "seats": 3}');
+    await page.getByRole('button', { name: 'Save user_metadata' }).click();
+    await page.getByRole('status').filter({ hasText: 'user_metadata saved.' }).waitFor();
+    expect((await read<{ user_metadata: unknown }>()).user_metadata).toEqual({ plan: 'gold', seats: 3 });
+    await userMetadata.fill('{"plan": "gold"}');
+    await page.getByRole('button', { name: 'Save user_metadata' }).click();
+    await expect.poll(async () => (await read<{ user_metadata: unknown }>()).user_metadata).toEqual({ plan: 'gold' });
+    // The API's own refusal is shown in place too.
+    const seen = problems.length;
+    await page.getByLabel('app_metadata', { exact: true }).fill('{"tier.level": 1}');
+    await page.getByRole('button', { name: 'Save app_metadata' }).click();
+    await page.getByRole('alert').filter({ hasText: 'the field name "tier.level" is not allowed' }).waitFor();
+    // Chromium reports the refused request in the page's console: the one this test asked for, and no other.
+    await expect.poll(() => problems.slice(seen)).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    problems.splice(seen, 1);
+
+    // A role, assigned; its organization and its sessions are listed.
+    await page.getByLabel('Role to assign').selectOption({ label: 'Support' });
+    await page.getByRole('button', { name: 'Assign role' }).click();
+    await page.getByRole('list', { name: 'Roles of this user' }).getByText('Support', { exact: true }).waitFor();
+    expect((await read<{ id: string }[]>('/roles')).map((r) => r.id)).toEqual([role.id]);
+    await page.getByRole('list', { name: 'Organizations of this user' }).getByRole('link', { name: 'Acme' }).waitFor();
+    await expect.poll(() => page.getByTestId('session').count()).toBe(1);
+    inaccessible.push(...(await lookAt(page, 'user-detail')));
+
+    // The linked identity, unlinked (confirmed): the other account is a user of its own again.
+    const identities = page.getByRole('list', { name: 'Identities' });
+    await expect.poll(() => identities.getByRole('listitem').count()).toBe(2);
+    await identities.getByRole('button', { name: `Unlink ${other.user_id}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Unlink identity' }).click();
+    await expect.poll(() => identities.getByRole('listitem').count()).toBe(1);
+    expect((await management(server, 'GET', `/users/${encodeURIComponent(other.user_id)}`)).status).toBe(200);
+
+    // The session, revoked (confirmed): gone from the API, and that browser is signed out.
+    await page.getByTestId('session').getByRole('button', { name: /^Revoke the session started / }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke session' }).click();
+    await page.getByRole('status').filter({ hasText: 'Session revoked.' }).waitFor();
+    expect((await read<{ sessions: unknown[] }>('/sessions')).sessions).toEqual([]);
+    const silent = await elsewhere.follow(server.url, await elsewhere.get(`${server.url}/authorize?${new URLSearchParams({ ...query, prompt: 'none' })}`));
+    expect(silent instanceof URL && silent.searchParams.get('error')).toBe('login_required');
+  });
+
+  it('rotates a client secret (confirmed, shown once, kept nowhere): the new one gets a client_credentials token, the old one is refused', async () => {
+    photographOnFailure();
+    await nav().getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('link', { name: 'Order sync' }).click();
+    await page.getByRole('heading', { name: 'Order sync' }).waitFor();
+    // The grant's scopes are edited in place: write:orders taken away.
+    await page.getByRole('checkbox', { name: 'write:orders' }).uncheck();
+    await expect
+      .poll(async () => ((await (await management(server, 'GET', `/client-grants?client_id=${m2m.id}`)).json()) as { scope: string[] }[])[0]?.scope)
+      .toEqual(['read:orders']);
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    const rotated = page.getByTestId('secret');
+    await expect.poll(() => rotated.innerText()).not.toBe(m2m.secret);
+    const secret = await rotated.innerText();
+    expect(secret.length).toBeGreaterThan(30);
+    const stored = await page.evaluate<string>('JSON.stringify([{ ...localStorage }, { ...sessionStorage }])');
+    expect(stored).not.toContain(secret);
+    inaccessible.push(...(await lookAt(page, 'application-credentials')));
+    const token = (clientSecret: string) =>
+      fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ grant_type: 'client_credentials', client_id: m2m.id, client_secret: clientSecret, audience: ORDERS_API }),
+      });
+    const fresh = await token(secret);
+    expect(fresh.status).toBe(200);
+    expect(((await fresh.json()) as { scope: string }).scope).toBe('read:orders');
+    const old = await token(m2m.secret);
+    expect(old.status).toBe(401);
+    expect(((await old.json()) as { error: string }).error).toBe('invalid_client');
+  });
+
+  it('tests a login to the single-page application through the hosted page and shows the ID token claims', async () => {
+    photographOnFailure();
+    await nav().getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('link', { name: 'Shop front' }).click();
+    await page.getByRole('heading', { name: 'Shop front' }).waitFor();
+    const clientId = await page.getByTestId('client-id').innerText();
+    // The console's callback is added only when asked.
+    await page.getByRole('button', { name: 'Allow the test callback' }).click();
+    await page.getByRole('button', { name: 'Test a login' }).waitFor();
+    const app = (await (await management(server, 'GET', `/clients/${clientId}`)).json()) as { callbacks: string[] };
+    expect(app.callbacks).toEqual([`${spaOrigin}/callback`, `${server.url}/console/test-login.html`]);
+    const [tab] = await Promise.all([browser.context.waitForEvent('page'), page.getByRole('button', { name: 'Test a login' }).click()]);
+    await tab.waitForURL((url) => url.pathname === '/u/login');
+    await tab.getByLabel(/email/i).first().fill('shopper@example.com');
+    await tab.getByLabel('Password', { exact: true }).fill(USER_PASSWORD);
+    await tab.getByRole('button', { name: /continue|log in/i }).click();
+    await tab.getByText('Done: the result is on the application').waitFor();
+    // The code is out of the callback tab's address bar; the claims are in the console's.
+    expect(new URL(tab.url()).search).toBe('');
+    await tab.close();
+    const claims = JSON.parse(await page.getByTestId('test-claims').innerText()) as Record<string, unknown>;
+    expect(claims).toMatchObject({ iss: server.issuer, aud: clientId, email: 'shopper@example.com' });
+    inaccessible.push(...(await lookAt(page, 'application-test-login')));
   });
 
   it('gives a signed-in user who is not an admin a clear "No access" page', async () => {

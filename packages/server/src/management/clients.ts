@@ -10,7 +10,7 @@
  *    token holding a client_keys scope, except the create response, which is the one chance to read it.
  *  - Every change invalidates the tenant's CORS origin cache (tenancy/client-origins.ts).
  */
-import { LOGOUT_INITIATORS } from '../auth-api/backchannel-logout/settings.js';
+import { LOGOUT_INITIATORS, NOT_RAISED } from '../auth-api/backchannel-logout/settings.js';
 import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
@@ -436,6 +436,10 @@ function checkFields(input: CreateInput | UpdateInput, client: NewClient): void 
       if (error instanceof InvalidSamlpAddon) throw invalidBody(error.message);
       throw error;
     }
+  }
+  for (const initiator of input.oidc_logout?.backchannel_logout_initiators?.selected_initiators ?? []) {
+    const why = NOT_RAISED[initiator];
+    if (why) throw invalidBody(`oidc_logout.backchannel_logout_initiators.selected_initiators: ${initiator} is not offered (${why}); choose among the others or mode "all"`);
   }
   for (const grantType of input.grant_types ?? []) {
     if (!GRANT_TYPES.has(grantType)) throw invalidBody(`grant_types: ${describe(grantType)} is not a grant type this server knows`);

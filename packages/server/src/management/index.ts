@@ -17,7 +17,9 @@ import { registerGuardianEnrollmentTickets } from './guardian-enrollment-tickets
 import { registerUserAuthenticationMethods } from './user-authentication-methods.js';
 import { registerUsers } from './users.js';
 import { registerRoles } from './roles.js';
+import { registerUserOrganizations } from './user-organizations.js';
 import { registerUserRoles } from './user-roles.js';
+import { registerUserSessions } from './user-sessions.js';
 import { registerOrganizations } from './organizations.js';
 import { registerOrganizationMembers } from './organization-members.js';
 import { registerOrganizationConnections } from './organization-connections.js';
@@ -84,6 +86,8 @@ export async function registerManagementApi(app: App, services: Services): Promi
       registerClientGrants(api as App, services);
       registerRoles(api as App, services);
       registerUserRoles(api as App, services);
+      registerUserSessions(api as App, services);
+      registerUserOrganizations(api as App, services);
       registerOrganizations(api as App, services);
       registerOrganizationMembers(api as App, services);
       registerOrganizationConnections(api as App, services);

@@ -304,6 +304,18 @@ export const NOT_OFFERED: NotOfferedFeature[] = [
       { method: 'DELETE', path: '/organizations/:id/clients' },
     ],
   },
+  {
+    // The read is real (user-roles.ts: the permissions of the user's roles); only assigning them one by one is not.
+    feature: 'Permissions assigned directly to users',
+    why: 'a user’s permissions come from their roles here; give the user a role that holds them',
+    readScope: 'read:users',
+    writeScope: { create: 'update:users', delete: 'update:users' },
+    reads: [],
+    writes: [
+      { method: 'POST', path: '/users/:id/permissions' },
+      { method: 'DELETE', path: '/users/:id/permissions' },
+    ],
+  },
 ];
 
 const EmptyList = Type.Array(Type.Never(), { maxItems: 0 });

@@ -367,3 +367,22 @@ function inOrder(asked: readonly string[], affected: readonly string[]): string[
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** One window of the organizations a user is a member of (by name), with the total count. */
+export async function listUserOrganizations(
+  db: Kysely<Database>,
+  tenantId: string,
+  userId: string,
+  window: { offset: number; limit: number },
+): Promise<{ organizations: Organization[]; total: number }> {
+  const base = db
+    .selectFrom('organization_members')
+    .innerJoin('organizations', 'organizations.id', 'organization_members.organization_id')
+    .where('organization_members.tenant_id', '=', tenantId)
+    .where('organization_members.user_id', '=', userId);
+  const [rows, count] = await Promise.all([
+    base.selectAll('organizations').orderBy('organizations.name').orderBy('organizations.id').limit(window.limit).offset(window.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { organizations: rows.map(fromRow), total: Number(count.total) };
+}

@@ -16,6 +16,7 @@ import { signingCertificate } from '../crypto/x509-certificates.js';
 import { globalClientId } from '../management/global-client.js';
 import { NOT_OFFERED } from '../management/not-offered.js';
 import { insertMfaEnrollment } from '../store/mfa-enrollments.js';
+import { insertSsoSession } from '../store/sso-sessions.js';
 import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
@@ -231,6 +232,7 @@ export function fillPath(template: string, f: Fixtures): string {
     '/api/v2/event-streams/{id}': f.stream.id,
     '/api/v2/event-streams/{id}/deliveries/{event_id}': f.failedEventId,
     '/api/v2/event-streams/{id}/redeliver/{event_id}': f.failedEventId,
+    '/api/v2/sessions/{id}': 'ses_0000000000000000',
     '/api/v2/users/{id}/identities/{provider}': 'auth0',
     '/api/v2/users/{id}/identities/{provider}/{user_id}': f.secondary.user_id.split('|')[1]!,
     '/login/assets/{file}': 'missing.css',
@@ -444,6 +446,18 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'GET /api/v2/users/{id}/roles' },
   { operation: 'POST /api/v2/users/{id}/roles', body: (f) => ({ roles: [f.role.id] }) },
   { operation: 'GET /api/v2/users/{id}/permissions' },
+  { operation: 'GET /api/v2/users/{id}/sessions', path: async (f) => `/api/v2/users/${enc((await fixtureSession(f)).user_id)}/sessions` },
+  { operation: 'GET /api/v2/users/{id}/sessions', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/sessions` },
+  { operation: 'DELETE /api/v2/users/{id}/sessions', path: async (f) => `/api/v2/users/${enc((await fixtureSession(f)).user_id)}/sessions` },
+  { operation: 'DELETE /api/v2/users/{id}/sessions', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/sessions` },
+  { operation: 'GET /api/v2/sessions/{id}', path: async (f) => `/api/v2/sessions/${(await fixtureSession(f)).id}` },
+  { operation: 'GET /api/v2/sessions/{id}', status: 404 },
+  { operation: 'DELETE /api/v2/sessions/{id}', path: async (f) => `/api/v2/sessions/${(await fixtureSession(f)).id}` },
+  { operation: 'DELETE /api/v2/sessions/{id}', status: 404 },
+  { operation: 'POST /api/v2/sessions/{id}/revoke', path: async (f) => `/api/v2/sessions/${(await fixtureSession(f)).id}/revoke` },
+  { operation: 'POST /api/v2/sessions/{id}/revoke', status: 404 },
+  { operation: 'GET /api/v2/users/{id}/organizations' },
+  { operation: 'GET /api/v2/users/{id}/organizations', status: 404, path: () => `/api/v2/users/${enc(NO_USER)}/organizations` },
   { operation: 'GET /api/v2/organizations' },
   { operation: 'POST /api/v2/organizations', body: () => ({ name: unique('org-') }) },
   { operation: 'POST /api/v2/organizations', status: 409, body: (f) => ({ name: f.org.name }) },
@@ -615,6 +629,17 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
 
 /** A user id no user has. */
 const NO_USER = 'auth0|000000000000000000000000';
+
+/** A live SSO session of the fixture user, written directly (a session is otherwise made by a browser's login). */
+async function fixtureSession(f: Fixtures): Promise<{ id: string; user_id: string }> {
+  const id = `ses_${randomBytes(8).toString('hex')}`;
+  const now = Date.now();
+  await insertSsoSession(f.test.server.prepared.store.db, {
+    id, tenant_id: f.test.server.prepared.bootstrap!.tenant.id, token_hash: randomBytes(32).toString('hex'), user_id: f.user.user_id,
+    authenticated_at: now, last_active_at: now, idle_expires_at: now + 3_600_000, expires_at: now + 86_400_000, ip: '127.0.0.1', user_agent: 'fixture', created_at: now, amr: '["pwd"]',
+  });
+  return { id, user_id: f.user.user_id };
+}
 
 /** The fixture user's recovery code method (a new one: the regeneration replaces any earlier). */
 /** A pending TOTP enrollment of the fixture user, written directly (an enrollment is otherwise made in a browser). */

@@ -3,20 +3,26 @@
  * (the reference's shape) take part in a session through the hosted login; when the session ends, a real HTTP
  * receiver gets a form-encoded `logout_token` that jose verifies against our published JWKS
  * (createRemoteJWKSet), with the claims §2.4 requires. Also: retries through the delivery worker, a logout that
- * answers while the receiver hangs, the initiators (password reset and block), and bad settings refused.
+ * answers while the receiver hangs, the initiators (logout, block, password reset through the emailed link, each
+ * told only to the clients that chose it), bad settings refused, and initiators never raised here refused rather
+ * than stored.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../../events/test-receiver.js';
 import { startTestServer, type TestServer } from '../../test-support/server.js';
-import { createApp, createUser, logIn, management, TestBrowser } from '../../test-support/sign-in.js';
+import { postgresAvailable } from '../../test-support/services.js';
+import { createApp, createUser, logIn, management, readForm, TestBrowser } from '../../test-support/sign-in.js';
+import { linkIn, startTestSmtp, type TestSmtp } from '../../test-support/smtp.js';
 import { BACKCHANNEL_LOGOUT_EVENT } from './logout-token.js';
 
 const CALLBACK = 'https://app.example/callback';
 const PASSWORD = 'Correct-horse-battery-9';
 
-describe('OIDC Back-Channel Logout', () => {
+const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
+
+describe.each(dialects)('OIDC Back-Channel Logout (%s)', (dialect) => {
   let server: TestServer;
   let receiverA: Receiver;
   let receiverB: Receiver;
@@ -24,10 +30,12 @@ describe('OIDC Back-Channel Logout', () => {
   let appB: { client_id: string };
   let quiet: { client_id: string };
   let userId: string;
+  let smtp: TestSmtp;
   const email = 'bcl@example.com';
 
   beforeAll(async () => {
-    server = await startTestServer();
+    smtp = await startTestSmtp();
+    server = await startTestServer({ dialect, env: { GATEHOUSE_SMTP_URL: smtp.url } });
     [receiverA, receiverB] = await Promise.all([startReceiver(), startReceiver()]);
     appA = await createApp(server, { oidc_logout: { backchannel_logout_urls: [receiverA.url] } });
     // Every initiator, so a block or a password reset reaches it too.
@@ -38,6 +46,7 @@ describe('OIDC Back-Channel Logout', () => {
   afterAll(async () => {
     await Promise.all([receiverA?.close(), receiverB?.close()]);
     await server?.close();
+    await smtp?.close();
   });
 
   const jwks = () => createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
@@ -109,6 +118,22 @@ describe('OIDC Back-Channel Logout', () => {
       const res = await management(server, 'PATCH', `/clients/${quiet.client_id}`, { oidc_logout });
       expect(res.status, JSON.stringify(oidc_logout)).toBe(400);
     }
+  });
+
+  it('refuses initiators that nothing here raises, rather than store a promise of logout tokens never sent', async () => {
+    for (const initiator of ['session-expired', 'session-revoked', 'email-identifier-changed', 'mfa-phone-unenrolled']) {
+      const res = await management(server, 'PATCH', `/clients/${quiet.client_id}`, {
+        oidc_logout: { backchannel_logout_urls: ['https://a.example/'], backchannel_logout_initiators: { mode: 'custom', selected_initiators: ['rp-logout', 'idp-logout', initiator] } },
+      });
+      expect(res.status, initiator).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toContain(`${initiator} is not offered`);
+    }
+    // What the reference asks for in a custom selection (rp-logout, idp-logout) with the ones raised here.
+    const chosen = { backchannel_logout_urls: ['https://a.example/'], backchannel_logout_initiators: { mode: 'custom', selected_initiators: ['rp-logout', 'idp-logout', 'password-changed', 'account-deactivated', 'account-deleted'] } };
+    const accepted = await management(server, 'PATCH', `/clients/${quiet.client_id}`, { oidc_logout: chosen });
+    expect(accepted.status).toBe(200);
+    expect(((await accepted.json()) as { oidc_logout: unknown }).oidc_logout).toEqual(chosen);
+    expect((await management(server, 'PATCH', `/clients/${quiet.client_id}`, { oidc_logout: {} })).status).toBe(200);
   });
 
   it('POSTs a signed logout token to each client of the session when it logs out (/v2/logout)', async () => {
@@ -189,5 +214,34 @@ describe('OIDC Back-Channel Logout', () => {
     }
     expect(row?.status).toBe('failed');
     expect(row?.last_error).toMatch(/^Refused: .*plain http/);
+  });
+
+  // Last: it changes the user's password.
+  it('tells the clients whose initiators include a password reset (password-changed) when the emailed link ends the session', async () => {
+    receiverA.received.length = 0;
+    receiverB.received.length = 0;
+    const { sid } = await sessionWithThreeClients();
+    const asked = await fetch(`${server.url}/dbconnections/change_password`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: appA.client_id, email, connection: 'Username-Password-Authentication' }),
+    });
+    expect(asked.status).toBe(200);
+    const mail = await smtp.waitFor((e) => e.to.includes(email) && e.subject.startsWith('Reset your password'));
+    const browser = new TestBrowser();
+    const page = await browser.get(linkIn(mail, `${server.url}/u/reset-password/ticket?ticket=`));
+    expect(page.status).toBe(200);
+    const form = readForm(await page.text(), server.url);
+    const newPassword = 'Another-correct-horse-7';
+    const posted = await browser.post(form.action, { ...form.fields, password: newPassword, password_confirmation: newPassword });
+    expect(posted.status).toBe(303);
+
+    const [toB] = await receiverB.waitFor((r) => r.length >= 1);
+    const payload = await verifyLogoutToken(toB!, appB.client_id);
+    expect(payload).toMatchObject({ sid, sub: userId });
+    // A (default initiators) is not told; the quiet app has no URL.
+    const rows = await server.server.prepared.store.db.selectFrom('backchannel_logout_deliveries').select(['client_id', 'initiator']).where('session_id', '=', sid as string).execute();
+    expect(rows).toEqual([{ client_id: appB.client_id, initiator: 'password-changed' }]);
+    expect(receiverA.received).toHaveLength(0);
   });
 });

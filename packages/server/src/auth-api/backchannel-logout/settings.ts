@@ -6,7 +6,13 @@
  */
 import type { Client } from '../../store/clients.js';
 
-/** The reference's initiator names. We raise the first five; the others are accepted and stored. */
+/**
+ * The reference's initiator names (the Management API's enum). We raise `rp-logout` (/v2/logout, /oidc/logout, a
+ * SAML LogoutRequest), `password-changed`, `account-deactivated` and `account-deleted`. `idp-logout` is accepted
+ * because the reference requires it beside `rp-logout` in a custom selection; it would be an upstream identity
+ * provider ending the session, which no connection here reports, so it never fires. The rest are refused when
+ * selected (NOT_RAISED): accepting them would promise logout tokens nothing sends.
+ */
 export const LOGOUT_INITIATORS = [
   'rp-logout',
   'idp-logout',
@@ -19,6 +25,14 @@ export const LOGOUT_INITIATORS = [
   'mfa-phone-unenrolled',
 ] as const;
 export type LogoutInitiator = (typeof LOGOUT_INITIATORS)[number];
+
+/** Selectable in the reference, never raised here; refused with 400 (management/clients.ts) and why. */
+export const NOT_RAISED: Partial<Record<LogoutInitiator, string>> = {
+  'session-expired': 'sessions that expire are removed when next seen or swept, not announced',
+  'session-revoked': 'there is no session revocation route here',
+  'email-identifier-changed': 'an email change does not end sessions here',
+  'mfa-phone-unenrolled': 'there is no phone factor here',
+};
 
 const DEFAULT_INITIATORS: readonly LogoutInitiator[] = ['rp-logout', 'idp-logout'];
 
