@@ -29,6 +29,7 @@ import { registerClientScript } from './auth-api/client-script.js';
 import { registerUserSsoData } from './auth-api/user-ssodata.js';
 import { registerPushedAuthorizationRequests } from './auth-api/par/index.js';
 import { registerRevocation } from './auth-api/revoke.js';
+import { registerDelegation } from './auth-api/delegation.js';
 import { registerTokenEndpoint } from './auth-api/token/index.js';
 import { registerUserinfo } from './auth-api/userinfo.js';
 import { registerLoginAssets } from './login/assets.js';
@@ -144,6 +145,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerTokenEndpoint(app, services);
   registerUserinfo(app, services);
   registerRevocation(app, services);
+  registerDelegation(app, services);
   registerMfaApi(app, services);
   registerPushedAuthorizationRequests(app, services);
   // Signing users in: /authorize, the hosted pages it leads to, and logout.

@@ -25,6 +25,8 @@ import { renderMessagePage } from './pages/message.js';
 import { qrCodeSvg, renderMfaEnrollPage, renderMfaTicketEnrolledPage } from './pages/mfa.js';
 import { cookieOptions, sha256 } from './session.js';
 import { formBody } from './step.js';
+import { answerEventType, recordSecondFactorEvent } from '../logs/second-factor.js';
+import type { User } from '../store/users.js';
 
 const CSRF_COOKIE = 'gh_mfa_enroll';
 const LOCKED = 'Too many wrong codes: multi-factor authentication is locked for this account. Contact the administrator of this application to unlock it.';
@@ -50,6 +52,9 @@ function sameToken(a: string | undefined, b: string | undefined): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Who a `gd_*` event of a ticket is about (no client: the link came from an administrator). */
+const ticketHolder = (user: User) => ({ userId: user.user_id, userName: user.email ?? user.username ?? undefined });
+
 export function registerMfaEnrollmentTicketPage(app: App, services: Services): void {
   app.get(ENROLLMENT_TICKET_PATH, {
     config: { rateLimit: { bucket: 'authorize' } },
@@ -71,6 +76,7 @@ export function registerMfaEnrollmentTicketPage(app: App, services: Services): v
     const secret = ticket as string;
     const outcome = formOutcome(request, services, place(secret));
     const { secret: key, uri } = await startTicketEnrollment(services, request.tenant, opened.user);
+    if (!outcome) recordSecondFactorEvent(services, request, 'gd_start_enroll', ticketHolder(opened.user), 'totp');
     const qrSvg = await qrCodeSvg(uri);
     // Kept across reloads and the redirect after a wrong code, so an open form (or a second tab) stays valid.
     const existing = request.cookies[CSRF_COOKIE];
@@ -123,6 +129,10 @@ export function registerMfaEnrollmentTicketPage(app: App, services: Services): v
     const opened = await openEnrollmentTicket(services, request.tenant, secret);
     if ('problem' in opened) return sendProblem(reply, request, opened.problem);
     const result = await answerTicketEnrollment(services, request.tenant, opened, (body.code ?? '').slice(0, 16));
+    if (result.outcome !== 'used') {
+      const type = result.outcome === 'enrolled' ? 'gd_enrollment_complete' : answerEventType('totp', result);
+      recordSecondFactorEvent(services, request, type, ticketHolder(opened.user), 'totp');
+    }
     switch (result.outcome) {
       case 'enrolled':
         reply.clearCookie(CSRF_COOKIE, { path: ENROLLMENT_TICKET_PATH });

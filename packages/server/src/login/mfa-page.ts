@@ -22,6 +22,7 @@ import { rememberBrowser } from '../mfa/remember-browser.js';
 import { rememberBrowserSettings } from '../mfa/policy.js';
 import { authenticatedNow, formBody, loadStepWith, type LoginStep } from './step.js';
 import { loadLoginTransactionWithChallenge, saveLoginTransactionRequest } from './transactions.js';
+import { answerEventType, recordSecondFactorEvent, type SecondFactorKind } from '../logs/second-factor.js';
 
 const RECOVERY_METHOD = 'recovery-code';
 const EMAIL_METHOD = 'email';
@@ -48,6 +49,13 @@ interface MfaStep extends LoginStep {
   challenge: MfaChallenge;
   user: User;
 }
+
+/** Who a `gd_*` event of this step is about. */
+const who = (step: MfaStep) => ({
+  userId: step.user.user_id,
+  userName: step.user.email ?? step.user.username ?? undefined,
+  client: { client_id: step.client.client_id, name: step.client.name },
+});
 
 /** The step, its challenge and its user; the error page when the login is not waiting for a second factor. */
 async function loadMfaStep(request: FastifyRequest, reply: FastifyReply, services: Services, method: 'GET' | 'POST'): Promise<MfaStep | undefined> {
@@ -94,6 +102,10 @@ export function registerMfaPage(app: App, services: Services): void {
     };
     const method = (request.query as Record<string, unknown>).method;
     const view = await secondFactorView(services, request.tenant, step.challenge, step.user, step.transaction, typeof method === 'string' ? method : undefined);
+    // An enrollment shown afresh (not the same page again after a refused answer) is one started.
+    if (!outcome && (view.kind === 'enroll' || view.kind === 'webauthn-enroll')) {
+      recordSecondFactorEvent(services, request, 'gd_start_enroll', who(step), view.kind === 'enroll' ? 'totp' : view.factor);
+    }
     switch (view.kind) {
       case 'enroll': {
         const qrSvg = await qrCodeSvg(view.uri);
@@ -197,6 +209,14 @@ export function registerMfaPage(app: App, services: Services): void {
         ? { recoveryCode: (body.recovery_code ?? '').slice(0, 64) }
         : { code: (body.code ?? '').slice(0, 16) };
     const result = await answerSecondFactor(services, request.tenant, challenge, transaction, answer, request.headers['user-agent']);
+    const factor: SecondFactorKind = byEmail ? 'email' : byRecoveryCode ? 'recovery-code' : byWebauthn ? (enrolling ?? 'webauthn') : 'totp';
+    recordSecondFactorEvent(
+      services,
+      request,
+      result.outcome === 'show-recovery-code' && result.enrolled ? 'gd_enrollment_complete' : answerEventType(factor, result.outcome === 'done' || result.outcome === 'show-recovery-code' ? { outcome: 'right' } : result),
+      who(step),
+      factor,
+    );
     switch (result.outcome) {
       case 'done':
         return finish(result.amr);

@@ -37,8 +37,26 @@ export const LOG_EVENT_TYPES = {
   sv: 'Success Verification Email',
   fv: 'Failed Verification Email',
   du: 'Deleted User',
+  sd: 'Success Delegation',
+  fd: 'Failed Delegation',
   cls: 'Code/Link Sent',
   cs: 'Code Sent',
+  seotpft: 'Success Exchange (Password and OTP Challenge for Access Token)',
+  feotpft: 'Failed Exchange (Password and OTP Challenge for Access Token)',
+  seoobft: 'Success Exchange (Password and OOB Challenge for Access Token)',
+  feoobft: 'Failed Exchange (Password and OOB Challenge for Access Token)',
+  sercft: 'Success Exchange (Password and MFA Recovery code for Access Token)',
+  fercft: 'Failed Exchange (Password and MFA Recovery code for Access Token)',
+  // Guardian (MFA), as the reference's "Tracking your users' MFA events" names them.
+  gd_start_enroll: 'Second factor enrollment started',
+  gd_enrollment_complete: 'Second factor enrollment complete',
+  gd_auth_succeed: 'Second factor authentication succeeded',
+  gd_auth_failed: 'Second factor authentication failed',
+  gd_recovery_succeed: 'Recovery code accepted',
+  gd_recovery_failed: 'Recovery code refused',
+  gd_otp_rate_limit_exceed: 'Too many failed second factor answers: MFA is locked for the user',
+  gd_recovery_rate_limit_exceed: 'Too many failed recovery codes: MFA is locked for the user',
+  gd_unenroll: 'Second factor removed',
 } as const;
 
 export type LogEventType = keyof typeof LOG_EVENT_TYPES;

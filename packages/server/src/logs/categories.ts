@@ -1,7 +1,7 @@
 /**
  * Log stream filters: the reference's category groups ("Log stream filters"), each naming the event type codes
  * of logs/catalogue.ts that fall in it. A stream with no filters receives every log; a code in no group is
- * `other`. `actions` and `scim.event` are accepted and match nothing: this server writes none of their events.
+ * `other` (the Guardian `gd_*` events among them). `actions` and `scim.event` are accepted and match nothing: this server writes none of their events.
  */
 import type { LogEventType } from './catalogue.js';
 
@@ -15,8 +15,8 @@ export const LOG_CATEGORIES = {
   'auth.signup.success': ['ss'],
   'auth.silent_auth.fail': [],
   'auth.silent_auth.success': [],
-  'auth.token_exchange.fail': ['feacft', 'fepft', 'feccft', 'fertft'],
-  'auth.token_exchange.success': ['seacft', 'sepft', 'seccft', 'sertft', 'srrt'],
+  'auth.token_exchange.fail': ['feacft', 'fepft', 'feccft', 'fertft', 'feotpft', 'feoobft', 'fercft', 'fd'],
+  'auth.token_exchange.success': ['seacft', 'sepft', 'seccft', 'sertft', 'srrt', 'seotpft', 'seoobft', 'sercft', 'sd'],
   'management.fail': ['fapi'],
   'management.success': ['sapi'],
   'scim.event': [],

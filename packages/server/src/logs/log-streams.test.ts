@@ -2,14 +2,16 @@
  * Log streams over real HTTP, on SQLite and PostgreSQL, delivering to a real local receiver: the reference's
  * shapes and refusals; a JSONARRAY stream with filters gets exactly the logs its categories pass, in log id
  * order, across batches, after a 500 from the receiver (retried with the same webhook-id), with the configured
- * Authorization and custom headers and a Standard Webhooks signature that verifies; a JSONLINES stream; pausing
- * and resuming without losing a log; the Authorization value never read back. Then, on its own store, a stream
- * that keeps failing is suspended and, set active again, delivers what it missed.
+ * Authorization and custom headers and a Standard Webhooks signature that verifies (by our verifier and by the
+ * standardwebhooks library); a JSONLINES stream; pausing and resuming without losing a log; the Authorization
+ * value never read back. Then, on its own store, a stream that keeps failing is suspended and, set active again,
+ * delivers what it missed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSealer } from '../crypto/sealing.js';
 import { newId } from '../crypto/ids.js';
@@ -174,6 +176,10 @@ describe.each(dialects)('log streams on %s', (dialect) => {
       const signature = { id: String(request.headers['webhook-id']), timestamp: String(request.headers['webhook-timestamp']), signature: String(request.headers['webhook-signature']) };
       expect(verifyWebhook(secret, signature, request.body)).toBe(true);
       expect(verifyWebhook(secret, signature, `${request.body} `)).toBe(false);
+      // And as a receiver using the Standard Webhooks reference library would check it (not our own code).
+      const headers = { 'webhook-id': signature.id, 'webhook-timestamp': signature.timestamp, 'webhook-signature': signature.signature };
+      expect(new Webhook(secret).verify(request.body, headers)).toEqual(JSON.parse(request.body));
+      expect(() => new Webhook(secret).verify(`${request.body} `, headers)).toThrow(WebhookVerificationError);
     }
     expect((await api('GET', `/log-streams/${created.body.id as string}`)).body).toMatchObject({ status: 'active' });
   });

@@ -1,7 +1,7 @@
 /**
  * The log event of a POST /oauth/token, by grant: `seccft`/`feccft` (client credentials), `seacft`/`feacft`
  * (authorization code), `sertft`/`fertft` (refresh token), `sepft`/`fepft` (the password grants), `s`/`f` (a
- * passwordless one-time code). A failure a deeper layer already logged by its kind (`fp`, `limit_wc`, …) is not
+ * passwordless one-time code), `seotpft`/`seoobft`/`sercft` and their failures (the MFA API's grants). A failure a deeper layer already logged by its kind (`fp`, `limit_wc`, …) is not
  * logged twice. The request body is never copied: the event carries the client, user, audience and the scope
  * granted, and on failure the OAuth error code and description, which never contain a secret.
  */
@@ -19,6 +19,9 @@ const EXCHANGE_CODES: Record<string, [success: LogEventType, failure: LogEventTy
   password: ['sepft', 'fepft'],
   'http://auth0.com/oauth/grant-type/password-realm': ['sepft', 'fepft'],
   'http://auth0.com/oauth/grant-type/passwordless/otp': ['s', 'f'],
+  'http://auth0.com/oauth/grant-type/mfa-otp': ['seotpft', 'feotpft'],
+  'http://auth0.com/oauth/grant-type/mfa-oob': ['seoobft', 'feoobft'],
+  'http://auth0.com/oauth/grant-type/mfa-recovery-code': ['sercft', 'fercft'],
 };
 
 export function recordTokenExchange(

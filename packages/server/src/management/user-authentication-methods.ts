@@ -22,6 +22,7 @@ import type { App, Services } from '../services.js';
 import { deleteMfaEnrollment, deleteMfaEnrollments, findMfaEnrollment, findTenantMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import { findPrimaryUser, type User } from '../store/users.js';
 import { operation } from './operation.js';
+import { recordSecondFactorEvent } from '../logs/second-factor.js';
 import { pagedList, paginate, pagingFields } from './pagination.js';
 import { USER_ID_PATTERN, UserNotFound } from './users.js';
 
@@ -107,6 +108,11 @@ class AuthenticationMethodNotFound extends NotFound {
 
 export function registerUserAuthenticationMethods(api: App, services: Services): void {
   const db = services.store.db;
+  /** `gd_unenroll`: a factor taken away by an administrator (the client of the Management token). */
+  const unenrolled = (request: FastifyRequest, user: Pick<User, 'user_id'> & Partial<Pick<User, 'email' | 'username'>>, factor?: MfaEnrollment['type']) => {
+    const clientId = request.principal?.clientId;
+    recordSecondFactorEvent(services, request, 'gd_unenroll', { userId: user.user_id, userName: user.email ?? user.username ?? undefined, ...(clientId && { client: { client_id: clientId } }) }, factor);
+  };
 
   async function userOr404(tenantId: string, id: string): Promise<User> {
     const user = await findPrimaryUser(db, tenantId, id);
@@ -150,6 +156,7 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     handler: async (request, reply) => {
       const user = await userOr404(request.tenant.id, request.params.id);
       if (!(await deleteMfaEnrollment(db, request.tenant.id, user.user_id, request.params.authentication_method_id))) throw new AuthenticationMethodNotFound();
+      unenrolled(request, user);
       // A factor taken away (lost, stolen): no browser remembered through it goes on skipping the second step.
       await forgetRememberedBrowsers(db, request.tenant.id, user.user_id);
       return reply.code(204).send();
@@ -159,7 +166,7 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
   // The reference has two paths for removing every factor of a user; one handler serves both.
   const deleteAllFactors = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
     const user = await userOr404(request.tenant.id, request.params.id);
-    await deleteMfaEnrollments(db, request.tenant.id, user.user_id);
+    if ((await deleteMfaEnrollments(db, request.tenant.id, user.user_id)) > 0) unenrolled(request, user);
     // Factors reset: every browser remembered for the user is asked again.
     await forgetRememberedBrowsers(db, request.tenant.id, user.user_id);
     return reply.code(204).send();
@@ -226,7 +233,7 @@ export function registerUserAuthenticationMethods(api: App, services: Services):
     }),
     handler: async (request, reply) => {
       const enrollment = await enrollmentOr404(request.tenant.id, request.params.id);
-      await deleteMfaEnrollment(db, request.tenant.id, enrollment.userId, enrollment.id);
+      if (await deleteMfaEnrollment(db, request.tenant.id, enrollment.userId, enrollment.id)) unenrolled(request, { user_id: enrollment.userId }, enrollment.type);
       // As for any factor taken away: no browser remembered through it goes on skipping the second step.
       await forgetRememberedBrowsers(db, request.tenant.id, enrollment.userId);
       return reply.code(204).send();

@@ -56,8 +56,8 @@ export type SecondFactorAnswer = { code: string } | { recoveryCode: string } | {
 export type AnswerOutcome =
   /** Right: the login may finish (`finishSecondFactor`), with `amr` values the factor adds (hwk, swk). */
   | { outcome: 'done'; amr?: string[] }
-  /** Right, and a (new) recovery code is now to be shown before the login finishes. */
-  | { outcome: 'show-recovery-code' }
+  /** Right, and a (new) recovery code is now to be shown before the login finishes; `enrolled`: a factor was enrolled. */
+  | { outcome: 'show-recovery-code'; enrolled: boolean }
   | { outcome: 'wrong'; nowLocked: boolean }
   | { outcome: 'locked' };
 
@@ -211,7 +211,7 @@ export async function answerSecondFactor(
       const made = await verifyRegistration(tenant, ceremony, challenge.userId, answer.webauthn, userAgent);
       if (!made || !(await saveRegistration(services.store.db, made))) return { outcome: 'wrong', nowLocked: false };
       await issueRecoveryCode(services, challenge, [credentialAmr(made)]);
-      return { outcome: 'show-recovery-code' };
+      return { outcome: 'show-recovery-code', enrolled: true };
     }
     let used: MfaEnrollment | undefined;
     const checked = await checkFactorAnswer(services, tenant, challenge.userId, async () => {
@@ -230,7 +230,7 @@ export async function answerSecondFactor(
     const checked = await checkFactorAnswer(services, tenant, challenge.userId, async () => stored !== undefined && recoveryCode.verify(context, stored, answer.recoveryCode));
     if (checked.outcome !== 'right') return checked;
     await issueRecoveryCode(services, challenge);
-    return { outcome: 'show-recovery-code' };
+    return { outcome: 'show-recovery-code', enrolled: false };
   }
 
   const enrollment = enrolled ?? enrollments.find((e) => e.type === 'totp');
@@ -240,7 +240,7 @@ export async function answerSecondFactor(
   if (enrolled) return { outcome: 'done', amr: ['otp'] };
   // The first code confirmed a new enrollment: the recovery code comes with it.
   await issueRecoveryCode(services, challenge, ['otp']);
-  return { outcome: 'show-recovery-code' };
+  return { outcome: 'show-recovery-code', enrolled: true };
 }
 
 /**

@@ -924,6 +924,7 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('revoke', post('/oauth/revoke', { client_id: clientId, token: tokens.refresh_token ?? 'unknown' }), 200);
   await expectStatus('revoke, no token', post('/oauth/revoke', { client_id: clientId }), 400);
   await expectStatus('revoke, bad client', post('/oauth/revoke', { client_id: 'nope', token: 'x' }), 401);
+  await expectStatus('delegation (not offered)', post('/delegation', { client_id: clientId, grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', id_token: 'x', target: clientId }), 501);
   // Pushed authorization requests (the SPA is a public client: it pushes with its client_id alone).
   await expectStatus('par', form('/oauth/par', code), 201);
   await expectStatus('par, bad redirect_uri', form('/oauth/par', { ...code, redirect_uri: 'https://evil.example/' }), 400);

@@ -130,6 +130,8 @@ export async function authenticateClient(
   const client = await services.configCache.client(tenant.id, presented.clientId);
   const basic = presented.method === 'client_secret_basic';
   if (!client) throw new InvalidClient(basic);
+  // Named in the log before its credentials are checked: a failed exchange says which client it claimed to be.
+  noteForLog(request, { client: { client_id: client.client_id, name: client.name } });
   const registered = registeredMethod(client);
   // Both mTLS methods arrive the same way; the registration decides which one is checked.
   const method = presented.method === 'tls_client_auth' && registered === 'self_signed_tls_client_auth' ? registered : presented.method;
@@ -152,6 +154,5 @@ export async function authenticateClient(
     presented,
     audiences: fapi ? [...tenant.issuers] : [...tenant.issuers, options.endpointUrl],
   });
-  noteForLog(request, { client: { client_id: client.client_id, name: client.name } });
   return client;
 }

@@ -23,6 +23,7 @@ import { BEARER_ERRORS } from './authenticators.js';
 import { MFA_CORS } from './cors.js';
 import { bearerMfaToken, liveChallenge, usedToken } from './mfa-token.js';
 import { userFactors } from './user-authenticators.js';
+import { recordSecondFactorEvent } from '../../logs/second-factor.js';
 
 const AssociateBody = Type.Object(
   {
@@ -84,6 +85,7 @@ export function registerAssociate(app: App, services: Services): void {
       const started = await totp.enroll(context, { issuer: tenant.friendlyName || tenant.name, label: user.email ?? user.username ?? user.phone_number ?? user.user_id });
       // Any earlier recovery code is replaced: the one shown now is the one that works.
       const recovery = await recoveryCode.enroll(context, { issuer: '', label: '' });
+      recordSecondFactorEvent(services, request, 'gd_start_enroll', { userId: user.user_id, userName: user.email ?? user.username ?? undefined, client: { client_id: claims.clientId } }, 'totp');
       return { authenticator_type: 'otp' as const, secret: started.secret, barcode_uri: started.uri, recovery_codes: [recovery.code] };
     },
   });

@@ -3,6 +3,7 @@
  * (public clients by `client_id` alone, which is why they must have used PKCE), then redeems the code
  * /authorize gave it (auth-api/user-tokens/authorization-code.ts).
  */
+import { noteForLog } from '../../logs/request-notes.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient, registeredMethod } from '../client-auth/index.js';
 import { certificateBinding, requireProofIfAsked } from '../sender-constraint.js';
@@ -29,6 +30,7 @@ export const authorizationCode: GrantHandler = async ({ request, params, service
     code,
     redirectUri,
     codeVerifier: optionalString(params, 'code_verifier'),
+    onUser: (userId) => noteForLog(request, { user_id: userId }),
     ...(proof && { dpopJkt: proof.jkt }),
     ...(certificate !== undefined && { certificateThumbprint: certificate }),
   });

@@ -23,6 +23,7 @@ import { issueWithPlan, planIssue, tokenResponse } from '../user-tokens/issue.js
 import { resolveUserScopes } from '../user-tokens/scopes.js';
 import { optionalString, requiredString } from './params.js';
 import type { GrantContext, TokenResponse } from './types.js';
+import { recordSecondFactorAnswer, type SecondFactorKind } from '../../logs/second-factor.js';
 
 export interface MfaGrantStart {
   client: Client;
@@ -42,8 +43,19 @@ export async function startMfaGrant({ request, params, services, endpointUrl }: 
   return { client, claims: readClientMfaToken(services, request.tenant, client, requiredString(params, 'mfa_token')) };
 }
 
-/** Throws the grant's answer unless the answer was right. */
-export function requireRight(checked: CheckedAnswer, wrong: string): void {
+/**
+ * Logs the answer (its `gd_*` event; `enrolled`: a right one completed an enrollment) and throws the grant's
+ * answer unless it was right.
+ */
+export function requireRight(
+  { request, services }: GrantContext,
+  { client, claims }: MfaGrantStart,
+  factor: SecondFactorKind,
+  checked: CheckedAnswer,
+  wrong: string,
+  enrolled = false,
+): void {
+  recordSecondFactorAnswer(services, request, { userId: claims.userId, client: { client_id: client.client_id, name: client.name } }, factor, checked, enrolled);
   if (checked.outcome === 'locked') throw new MfaLocked();
   if (checked.outcome === 'wrong') throw new InvalidGrant(wrong, 403);
 }

@@ -24,6 +24,6 @@ export const mfaOob: GrantHandler = async (context) => {
   const bindingCode = requiredString(params, 'binding_code');
   if (!oobCodeMatches(services, tenant, start.claims, oobCode)) throw new InvalidGrant('Invalid oob_code.', 403);
   const challenge = await liveChallenge(services, tenant, start.claims, 'grant');
-  requireRight(await checkFactorAnswer(services, tenant, start.claims.userId, () => verifyEmailCode(services, challenge, bindingCode)), 'Invalid binding_code.');
+  requireRight(context, start, 'email', await checkFactorAnswer(services, tenant, start.claims.userId, () => verifyEmailCode(services, challenge, bindingCode)), 'Invalid binding_code.');
   return finishMfaGrant(context, start, []);
 };

@@ -24,6 +24,7 @@ export const mfaOtp: GrantHandler = async (context) => {
   const enrollment = totpEnrollment(await listMfaEnrollments(services.store.db, tenant.id, userId));
   if (!enrollment) throw new InvalidGrant('User is not enrolled with otp.', 403);
   const factor = { db: services.store.db, sealer: services.sealer, tenantId: tenant.id, userId, now: Date.now() };
-  requireRight(await checkFactorAnswer(services, tenant, userId, () => totp.verify(factor, enrollment, otp)), 'Invalid otp_code.');
+  const checked = await checkFactorAnswer(services, tenant, userId, () => totp.verify(factor, enrollment, otp));
+  requireRight(context, start, 'totp', checked, 'Invalid otp_code.', !enrollment.confirmed);
   return finishMfaGrant(context, start, ['otp']);
 };

@@ -24,6 +24,6 @@ export const mfaRecoveryCode: GrantHandler = async (context) => {
   const enrollments = await listMfaEnrollments(services.store.db, tenant.id, userId);
   const stored = hasEnrolledFactor(tenant, enrollments) ? enrollments.find((e) => e.type === 'recovery-code') : undefined;
   const factor = { db: services.store.db, sealer: services.sealer, tenantId: tenant.id, userId, now: Date.now() };
-  requireRight(await checkFactorAnswer(services, tenant, userId, async () => stored !== undefined && recoveryCode.verify(factor, stored, answer)), 'Invalid recovery_code.');
+  requireRight(context, start, 'recovery-code', await checkFactorAnswer(services, tenant, userId, async () => stored !== undefined && recoveryCode.verify(factor, stored, answer)), 'Invalid recovery_code.');
   return finishMfaGrant(context, start, [], async () => ({ recovery_code: (await recoveryCode.enroll(factor, { issuer: '', label: '' })).code }));
 };

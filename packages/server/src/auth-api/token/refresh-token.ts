@@ -2,6 +2,7 @@
  * grant_type=refresh_token (RFC 6749 §6): a client exchanges a refresh token it was issued, optionally for a
  * narrower scope. Rotation, reuse detection and expiry: auth-api/user-tokens/refresh-exchange.ts.
  */
+import { noteForLog } from '../../logs/request-notes.js';
 import { authenticateClient } from '../client-auth/index.js';
 import { certificateBinding, requireProofIfAsked } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
@@ -20,6 +21,6 @@ export const refreshToken: GrantHandler = async ({ request, params, services, en
   const token = requiredString(params, 'refresh_token');
   const requestedScope = optionalString(params, 'scope');
   return tokenResponse(
-    await exchangeRefreshToken(services, { tenant: request.tenant, client, refreshToken: token, requestedScope, ...(proof && { dpopJkt: proof.jkt }), ...(certificate !== undefined && { certificateThumbprint: certificate }) }),
+    await exchangeRefreshToken(services, { tenant: request.tenant, client, refreshToken: token, requestedScope, onUser: (userId) => noteForLog(request, { user_id: userId }), ...(proof && { dpopJkt: proof.jkt }), ...(certificate !== undefined && { certificateThumbprint: certificate }) }),
   );
 };

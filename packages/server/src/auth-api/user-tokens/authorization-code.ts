@@ -94,6 +94,8 @@ export interface CodeRedemption {
   dpopJkt?: string;
   /** The thumbprint of the client certificate to bind the access token to (RFC 8705), if the client asked. */
   certificateThumbprint?: string;
+  /** Told whose grant this is once the client's own is found (the tenant log names the user). */
+  onUser?: (userId: string) => void;
 }
 
 function verifierMatches(verifier: string, challenge: string): boolean {
@@ -120,6 +122,7 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
   const db = services.store.db;
   const row = await findAuthorizationCode(db, tenant.id, hashToken(redemption.code));
   if (!row || row.client_id !== client.client_id) throw new InvalidGrant('Invalid authorization code');
+  if (redemption.onUser) redemption.onUser(row.user_id);
   if (row.redeemed_at !== null) {
     await revokeWhatCodeIssued(services, tenant, row);
     throw new InvalidGrant('Invalid authorization code');

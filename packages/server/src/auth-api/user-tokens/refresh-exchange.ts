@@ -35,6 +35,8 @@ export interface RefreshExchange {
   dpopJkt?: string;
   /** The thumbprint of the client certificate to bind the access token to (RFC 8705), if the client asked. */
   certificateThumbprint?: string;
+  /** Told whose grant this is once the client's own is found (the tenant log names the user). */
+  onUser?: (userId: string) => void;
 }
 
 /** Revokes the whole family: the token was used after its reuse interval, so someone holds a copy. */
@@ -54,6 +56,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   const invalid = () => new InvalidGrant('Unknown or invalid refresh token.');
   const token = await findRefreshTokenByHash(db, tenant.id, hashToken(exchange.refreshToken));
   if (!token || token.client_id !== client.client_id || token.revoked_at !== null) throw invalid();
+  if (exchange.onUser) exchange.onUser(token.user_id);
   if ((token.expires_at !== null && token.expires_at <= now) || (token.idle_expires_at !== null && token.idle_expires_at <= now)) throw invalid();
   const policy = refreshPolicy(client);
   // Switching the client's rotation type leaves the tokens of the other kind unusable (C.3).
