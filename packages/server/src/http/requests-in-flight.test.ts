@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { countRequestsInFlight, requestsInFlight } from './requests-in-flight.js';
+import { countRequestsInFlight, requestsInFlight, requestsReceived } from './requests-in-flight.js';
 
 const held: http.ServerResponse[] = [];
 let server: http.Server;
@@ -28,15 +28,18 @@ async function until(condition: () => boolean): Promise<void> {
 
 it('counts a request from its arrival until its response is finished', async () => {
   const base = requestsInFlight();
+  const seen = requestsReceived();
   const answers = [fetch(url), fetch(url)];
   await until(() => held.length === 2);
   expect(requestsInFlight()).toBe(base + 2);
+  expect(requestsReceived()).toBe(seen + 2);
   held.shift()!.end('one');
   expect(await (await answers[0]!).text()).toBe('one');
   await until(() => requestsInFlight() === base + 1);
   held.shift()!.end('two');
   await (await answers[1]!).text();
   await until(() => requestsInFlight() === base);
+  expect(requestsReceived()).toBe(seen + 2);
 });
 
 it('stops counting a request whose client went away before the answer', async () => {

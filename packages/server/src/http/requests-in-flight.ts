@@ -6,16 +6,23 @@
 import type { Server } from 'node:http';
 
 let inFlight = 0;
+let received = 0;
 
 /** Requests being answered right now, in this process. */
 export function requestsInFlight(): number {
   return inFlight;
 }
 
+/** Requests received since this process started (a difference of two readings is the traffic in between). */
+export function requestsReceived(): number {
+  return received;
+}
+
 /** Counts the requests of `server` from arrival until their response is finished or their connection closes. */
 export function countRequestsInFlight(server: Server): void {
   server.on('request', (_request, response) => {
     inFlight += 1;
+    received += 1;
     response.once('close', () => {
       inFlight -= 1;
     });

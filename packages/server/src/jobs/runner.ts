@@ -17,7 +17,7 @@
 import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { argon2Pressure } from '../crypto/passwords.js';
-import { requestsInFlight } from '../http/requests-in-flight.js';
+import { requestsInFlight, requestsReceived } from '../http/requests-in-flight.js';
 import type { Services } from '../services.js';
 import { claimJobs, findJobById, finishJob, purgeJobs, releaseJob, releaseJobLeases, renewLease, type Job, type Lease } from '../store/jobs.js';
 import { batchesPerStep, ImportJobFailed, importNextBatch } from './users-import.js';
@@ -73,6 +73,8 @@ export class JobRunner {
   #nudge: (() => void) | undefined;
   #unsubscribe: (() => void) | undefined;
   #purgedAt = 0;
+  /** requestsReceived() when the last import step began. */
+  #requestsSeen = 0;
 
   constructor(services: Services, log: Logger, options: JobRunnerOptions = {}) {
     this.#services = services;
@@ -229,13 +231,24 @@ export class JobRunner {
   async #step(job: Job): Promise<boolean> {
     switch (job.type) {
       case 'users_import':
-        return (await importNextBatch(this.#services, job, batchesPerStep(this.#services.store.dialect, requestsWaiting()))).done;
+        return (await importNextBatch(this.#services, job, batchesPerStep(this.#services.store.dialect, this.#trafficSinceLastStep()))).done;
       case 'users_export':
         return (await exportNextPart(this.#services, job)).done;
       default:
         // Other jobs (verification emails) are done when they are made.
         return true;
     }
+  }
+
+  /**
+   * Whether more than a lone request (a client polling the job's progress) arrived since the last step, or logins
+   * wait for hashing: then the next step is small, since the requests' queries queue behind it.
+   */
+  #trafficSinceLastStep(): boolean {
+    const received = requestsReceived();
+    const arrived = received - this.#requestsSeen;
+    this.#requestsSeen = received;
+    return arrived > 1 || argon2Pressure() > 0;
   }
 
   /** Requests that are waiting go first; while any are being answered, rest as long as the step took (or until they are done). */

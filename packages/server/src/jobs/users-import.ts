@@ -199,12 +199,13 @@ interface Prepared {
 }
 
 /**
- * Batches applied in one step (one transaction), by dialect and by whether requests are waiting: on SQLite a
+ * Batches applied in one step (one transaction), by dialect and by whether requests are coming: on SQLite a
  * commit costs about 13 ms of CPU whatever its size (every index's touched pages are written again), so while
- * nothing waits, five of its small batches share one; while requests wait, one, to hold the connection briefly.
+ * no more than a progress poll comes, five of its small batches share one; while requests come, one, to hold the
+ * connection briefly.
  */
-export function batchesPerStep(dialect: Dialect, requestsWaiting: boolean): number {
-  return dialect === 'sqlite' && !requestsWaiting ? Math.ceil(BATCH_SIZE / SQLITE_BATCH_SIZE) : 1;
+export function batchesPerStep(dialect: Dialect, requestsComing: boolean): number {
+  return dialect === 'sqlite' && !requestsComing ? Math.ceil(BATCH_SIZE / SQLITE_BATCH_SIZE) : 1;
 }
 
 /**
