@@ -57,6 +57,7 @@ import { registerCommonResponses } from './http/common-responses.js';
 import { registerMetrics } from './metrics/endpoint.js';
 import { registerCors } from './http/cors.js';
 import { BODY_LIMIT_BYTES, parseFormBody, registerErrorHandling, sendError } from './http/error-handler.js';
+import { countRequestsInFlight } from './http/requests-in-flight.js';
 import { registerInputGuards } from './http/input-guards.js';
 import { ParserErrors } from './http/parser-errors.js';
 import { registerRepeatedHeaderGuard } from './http/repeated-headers.js';
@@ -116,6 +117,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   services.tracing?.instrument(app);
   const routes = createRouteIndex(app);
   parserErrors.attach(app.server, routes, app.log);
+  countRequestsInFlight(app.server);
   // Every route is documented as it is registered: its own responses plus those of its family (/openapi.json).
   registerCommonResponses(app);
   await registerOpenApi(app);

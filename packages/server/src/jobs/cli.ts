@@ -28,7 +28,7 @@ import { jobErrorsDocument } from './job-errors.js';
 import { createProgress } from './progress.js';
 import { JobRunner } from './runner.js';
 import { createExportJob, exportFileChunks, exportOptions } from './users-export.js';
-import { openImportJob, stageUsersFile } from './users-import.js';
+import { importBatchSize, openImportJob, stageUsersFile } from './users-import.js';
 
 export const USERS_USAGE = `  gatehouse users import FILE --connection NAME [--upsert] [--tenant NAME]
                                           import a users file (the reference's JSON schema) into a database connection
@@ -169,7 +169,7 @@ export async function usersImportCommand(args: string[]): Promise<void> {
     if (job) {
       console.log(`Resuming job ${job.id}: ${count(job.processed)} of ${count(job.total)} users done.`);
     } else {
-      const staged = await stageUsersFile(db, session.tenant.id, createReadStream(flags.file));
+      const staged = await stageUsersFile(db, session.tenant.id, createReadStream(flags.file), importBatchSize(session.prepared.store.dialect));
       await openImportJob(db, staged, connection, { upsert, send_completion_email: false, context: { tenant_id: session.tenant.id, user_agent: 'gatehouse-cli' } });
       job = (await findJobById(db, staged.jobId))!;
       console.log(`Job ${job.id}: ${count(job.total)} users to import into ${connection.name}${upsert ? ' (upsert)' : ''}.`);

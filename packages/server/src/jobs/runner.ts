@@ -7,17 +7,20 @@
  *    exactly-once by itself (see users-import.ts and users-export.ts), so a resumed job duplicates nothing.
  *  - Bounded: at most `concurrency` jobs at a time in a process, at most one per tenant, so one tenant's
  *    import cannot crowd out another's. Between steps the runner lets waiting requests run first, and while
- *    logins are waiting for password hashing it rests as long as its step took: sign-ins keep their pace and
- *    the import slows down instead.
+ *    requests are being answered (or logins wait for password hashing) it rests as long as its step took, or
+ *    until they are done: sign-ins keep their pace and the import slows down instead. Requests count, not only
+ *    hashing: a login waits for the database before it hashes, and on SQLite every query it makes queues behind
+ *    the batch holding the one connection, so a runner that rested only for hashing never let it get there.
  *  - Finished jobs are deleted 24 hours after they end (the reference keeps job data for 24 hours); an upload
  *    abandoned half-way, after an hour.
  */
 import { EventEmitter } from 'node:events';
 import type { FastifyBaseLogger } from 'fastify';
 import { argon2Pressure } from '../crypto/passwords.js';
+import { requestsInFlight, requestsReceived } from '../http/requests-in-flight.js';
 import type { Services } from '../services.js';
 import { claimJobs, findJobById, finishJob, purgeJobs, releaseJob, releaseJobLeases, renewLease, type Job, type Lease } from '../store/jobs.js';
-import { ImportJobFailed, importNextBatch } from './users-import.js';
+import { batchesPerStep, ImportJobFailed, importNextBatch } from './users-import.js';
 import { exportNextPart } from './users-export.js';
 
 export const LEASE_MS = 30_000;
@@ -27,8 +30,10 @@ const PURGE_EVERY_MS = 3_600_000;
 /** Unexpected failures of one step in a row before the job is given up as failed. */
 const MAX_STEP_FAILURES = 3;
 const RETRY_DELAY_MS = 1000;
-/** The longest rest between two steps while logins wait. */
-const MAX_REST_MS = 250;
+/** The longest rest between two steps while requests wait. */
+const MAX_REST_MS = 2000;
+/** While resting, how often to look whether the requests are done. */
+const REST_SLICE_MS = 10;
 
 const queued = new EventEmitter();
 queued.setMaxListeners(0);
@@ -47,7 +52,7 @@ export interface JobRunnerOptions {
   releaseLeasesOnStart?: boolean;
   /** Work on this job only (the CLI). */
   onlyJob?: string;
-  /** Rest after each step as long as it took times this, while logins wait (default 1). */
+  /** Rest after each step as long as it took times this, while requests wait (default 1). */
   restFactor?: number;
 }
 
@@ -68,6 +73,8 @@ export class JobRunner {
   #nudge: (() => void) | undefined;
   #unsubscribe: (() => void) | undefined;
   #purgedAt = 0;
+  /** requestsReceived() when the last import step began. */
+  #requestsSeen = 0;
 
   constructor(services: Services, log: Logger, options: JobRunnerOptions = {}) {
     this.#services = services;
@@ -224,7 +231,7 @@ export class JobRunner {
   async #step(job: Job): Promise<boolean> {
     switch (job.type) {
       case 'users_import':
-        return (await importNextBatch(this.#services, job)).done;
+        return (await importNextBatch(this.#services, job, batchesPerStep(this.#services.store.dialect, this.#trafficSinceLastStep()))).done;
       case 'users_export':
         return (await exportNextPart(this.#services, job)).done;
       default:
@@ -233,11 +240,28 @@ export class JobRunner {
     }
   }
 
-  /** Requests that are waiting go first; while logins wait for password hashing, rest as long as the step took. */
+  /**
+   * Whether more than a lone request (a client polling the job's progress) arrived since the last step, or logins
+   * wait for hashing: then the next step is small, since the requests' queries queue behind it.
+   */
+  #trafficSinceLastStep(): boolean {
+    const received = requestsReceived();
+    const arrived = received - this.#requestsSeen;
+    this.#requestsSeen = received;
+    return arrived > 1 || argon2Pressure() > 0;
+  }
+
+  /** Requests that are waiting go first; while any are being answered, rest as long as the step took (or until they are done). */
   async #rest(stepMs: number): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
-    if (argon2Pressure() > 0) await sleep(Math.min(stepMs * this.#restFactor, MAX_REST_MS));
+    const until = performance.now() + Math.min(stepMs * this.#restFactor, MAX_REST_MS);
+    while (!this.#stopped && requestsWaiting() && performance.now() < until) await sleep(REST_SLICE_MS);
   }
+}
+
+/** Requests being answered, or logins waiting for password hashing, in this process. */
+function requestsWaiting(): boolean {
+  return requestsInFlight() + argon2Pressure() > 0;
 }
 
 function sleep(ms: number): Promise<void> {

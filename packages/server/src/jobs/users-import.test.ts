@@ -211,6 +211,22 @@ describe.each(dialects)('user import jobs on %s', (dialect) => {
     }
   });
 
+  it('imports a file of many batches (several to a transaction on SQLite) with each user once, and a user repeated in a later batch meets the earlier one', async () => {
+    const tenantId = server.server.prepared.bootstrap!.tenant.id;
+    const db = server.server.prepared.store.db;
+    const before = (await listEvents(db, tenantId, { type: 'user.created' })).length;
+    const users = Array.from({ length: 1150 }, (_, i) => ({ email: `many-${i === 1120 ? 5 : i}@example.com`, user_metadata: { i } }));
+    const job = await importUsers(users);
+    expect(job).toMatchObject({ status: 'completed', summary: { total: 1150, inserted: 1149, updated: 0, failed: 1 } });
+    const errors = (await (await api('GET', `/jobs/${job.id as string}/errors`)).json()) as { user: Json; errors: Json[] }[];
+    expect(errors).toEqual([{ user: { email: 'many-5@example.com', user_metadata: { i: 1120 } }, errors: [expect.objectContaining({ code: 'CONFLICT_EMAIL' })] }]);
+    const rows = await db.selectFrom('users').select(['email', 'user_metadata']).where('email', 'like', 'many-%').execute();
+    expect(rows).toHaveLength(1149);
+    expect(rows.find((r) => r.email === 'many-5@example.com')?.user_metadata).toBe(JSON.stringify({ i: 5 }));
+    expect((await listEvents(db, tenantId, { type: 'user.created' })).length - before).toBe(1149);
+    expect(await db.selectFrom('job_import_batches').select('job_id').execute()).toEqual([]);
+  });
+
   it('upsert updates metadata and leaves the password alone unless the file carries a hash, and never replaces one set here', async () => {
     const first = await importUsers([
       { email: 'turing@example.com', app_metadata: { team: 'hut8' }, user_metadata: { tea: 'yes' }, custom_password_hash: { algorithm: 'md5', hash: { value: md5('enigma'), encoding: 'hex' } } },

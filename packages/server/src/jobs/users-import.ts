@@ -2,16 +2,16 @@
  * User imports (the reference's users-imports job).
  *
  * Staging: the uploaded file is read as a stream (flat memory, whatever its size) by a streaming JSON parser,
- * and its users are written in batches of BATCH_SIZE beside a new job row (status `uploading`, invisible to the
+ * and its users are written in batches (importBatchSize) beside a new job row (status `uploading`, invisible to the
  * workers). A file that is not a JSON array, or not valid JSON, still makes a job: a failed one, whose
  * `status_details` says what is wrong, as the reference does. Once the request is complete the job is
  * `pending` and any process's runner may take it.
  *
- * Processing, one batch per transaction: the batch row is deleted first (if another worker already took it,
- * nothing is deleted and the transaction rolls back), then each user is checked on its own (user-file.ts),
- * compared with the users already there, and inserted, updated (upsert) or refused with its errors; the
- * `user.created` / `user.updated` events and the job's counters commit with it. A crash at any point leaves
- * either the whole batch applied or none of it, so a resumed job writes every user exactly once.
+ * Processing, a batch (or a few, batchesPerStep) per transaction: each batch row is deleted first (if another
+ * worker already took it, nothing is deleted and it is not applied), then each user is checked on its own
+ * (user-file.ts), compared with the users already there, and inserted, updated (upsert) or refused with its
+ * errors; the `user.created` / `user.updated` events and the job's counters commit with it. A crash at any
+ * point leaves each batch either whole or not applied, so a resumed job writes every user exactly once.
  *
  * Upsert (reference): a user whose email already exists in the connection is updated with the fields the file
  * gives among email_verified, given_name, family_name, name, nickname, picture, app_metadata and user_metadata
@@ -38,12 +38,13 @@ import {
   insertJob,
   insertJobErrors,
   newJobId,
-  nextImportBatch,
+  nextImportBatches,
   takeImportBatch,
   updateJob,
   type Job,
   type JobErrorRow,
 } from '../store/jobs.js';
+import type { Dialect } from '../store/db.js';
 import type { Database } from '../store/schema.js';
 import { findUsersByIdentifiers, insertUsers, listLinkedIdentities, newUser, takenUserIds, writeUsers, type User } from '../store/users.js';
 import { importError, type ImportError } from './import-errors.js';
@@ -52,8 +53,19 @@ import { readImportedUser, type ImportedUser } from './user-file.js';
 import { importedTotpEnrollment } from '../mfa/totp.js';
 import { insertMfaEnrollments, usersEnrolledIn, type MfaEnrollment } from '../store/mfa-enrollments.js';
 
-/** Users per batch: one transaction each. Small enough that logins waiting on SQLite's writer lock barely notice. */
+/** Users per batch: one transaction each (PostgreSQL). */
 export const BATCH_SIZE = 500;
+/**
+ * Users per batch on SQLite. Its one connection is the batch's until it commits, so every query a login makes
+ * meanwhile waits for the rest of the batch: 500 users held it for about 200 ms of CPU (several times that in
+ * wall time on a busy machine) at each of the login's queries. Smaller batches cost a little more per user.
+ */
+export const SQLITE_BATCH_SIZE = 100;
+
+/** The batch size for a store's dialect (see SQLITE_BATCH_SIZE). */
+export function importBatchSize(dialect: Dialect): number {
+  return dialect === 'sqlite' ? SQLITE_BATCH_SIZE : BATCH_SIZE;
+}
 
 export interface ImportOptions {
   upsert: boolean;
@@ -80,7 +92,7 @@ export class EmptyUsersFile extends Error {
  * Reads the users file into batches under a new job in `uploading` state. Reads the file to its end even when
  * it is broken, so the request's other parts can still be read.
  */
-export async function stageUsersFile(db: Kysely<Database>, tenantId: string, file: AsyncIterable<Buffer | string>, now = Date.now()): Promise<StagedFile> {
+export async function stageUsersFile(db: Kysely<Database>, tenantId: string, file: AsyncIterable<Buffer | string>, batchSize = BATCH_SIZE, now = Date.now()): Promise<StagedFile> {
   const jobId = newJobId();
   await insertJob(db, { id: jobId, tenant_id: tenantId, type: 'users_import', status: 'uploading', options: '{}', created_at: now });
   const digest = createHash('sha256');
@@ -100,7 +112,7 @@ export async function stageUsersFile(db: Kysely<Database>, tenantId: string, fil
   const flush = async () => {
     const users = batch;
     batch = [];
-    await insertImportBatch(db, { job_id: jobId, seq, first_index: seq * BATCH_SIZE, users: JSON.stringify(users) });
+    await insertImportBatch(db, { job_id: jobId, seq, first_index: seq * batchSize, users: JSON.stringify(users) });
     seq += 1;
   };
   try {
@@ -125,9 +137,9 @@ export async function stageUsersFile(db: Kysely<Database>, tenantId: string, fil
         continue;
       }
       parser.write(data);
-      while (!problem && batch.length >= BATCH_SIZE) {
-        users += BATCH_SIZE;
-        const rest = batch.splice(BATCH_SIZE);
+      while (!problem && batch.length >= batchSize) {
+        users += batchSize;
+        const rest = batch.splice(batchSize);
         await flush();
         batch = rest;
       }
@@ -186,17 +198,55 @@ interface Prepared {
   totp: Omit<MfaEnrollment, 'userId'> | undefined;
 }
 
-/** Applies the job's next batch; `done` when none is left. `outcome` is undefined when another worker had it. */
-export async function importNextBatch(services: Services, job: Job): Promise<ImportStep> {
+/**
+ * Batches applied in one step (one transaction), by dialect and by whether requests are coming: on SQLite a
+ * commit costs about 13 ms of CPU whatever its size (every index's touched pages are written again), so while
+ * no more than a progress poll comes, five of its small batches share one; while requests come, one, to hold the
+ * connection briefly.
+ */
+export function batchesPerStep(dialect: Dialect, requestsComing: boolean): number {
+  return dialect === 'sqlite' && !requestsComing ? Math.ceil(BATCH_SIZE / SQLITE_BATCH_SIZE) : 1;
+}
+
+/**
+ * Applies the job's next batches (at most `maxBatches`, in one transaction, each batch on its own as if alone);
+ * `done` when none is left. `outcome` is undefined when another worker had the first one.
+ */
+export async function importNextBatch(services: Services, job: Job, maxBatches = 1): Promise<ImportStep> {
   const db = services.store.db;
-  const batch = await nextImportBatch(db, job.id);
-  if (!batch) return { done: true };
+  const batches = await nextImportBatches(db, job.id, maxBatches);
+  if (batches.length === 0) return { done: true };
   const connection = job.connection_id ? await findConnectionById(db, job.tenant_id, job.connection_id) : undefined;
   if (!connection) throw new ImportJobFailed('The connection of this import no longer exists');
   const options = JSON.parse(job.options) as ImportOptions;
-  const raws = JSON.parse(batch.users) as unknown[];
-
   // Checking and sealing need no transaction: done first, so the transaction holds the database briefly.
+  const parts = batches.map((batch) => ({ seq: batch.seq, ...prepareBatch(services, job, connection, batch) }));
+
+  const outcome = await db.transaction().execute(async (trx) => {
+    const done: BatchOutcome = { users: 0, inserted: 0, updated: 0, failed: 0 };
+    for (const { seq, users, prepared, refusals } of parts) {
+      // Another worker has this one (and those after it): what this step applied so far commits, counted.
+      if (!(await takeImportBatch(trx, job.id, seq))) break;
+      const result = await applyUsers(trx, job, connection, options, prepared, refusals);
+      const errorRows: JobErrorRow[] = refusals
+        .sort((a, b) => a.position - b.position)
+        .map((r) => ({ position: r.position, user: JSON.stringify(redactUser(r.raw) ?? null), errors: JSON.stringify(r.errors) }));
+      await insertJobErrors(trx, job.id, errorRows);
+      done.users += users;
+      done.inserted += result.inserted;
+      done.updated += result.updated;
+      done.failed += refusals.length;
+    }
+    if (done.users === 0) return undefined;
+    await countImportProgress(trx, job.id, { processed: done.users, inserted: done.inserted, updated: done.updated, failed: done.failed });
+    return done;
+  });
+  return { done: false, outcome };
+}
+
+/** A batch's users read and checked, hashes sealed: those to apply and those refused already. */
+function prepareBatch(services: Services, job: Job, connection: Connection, batch: { first_index: number; users: string }): { users: number; prepared: Prepared[]; refusals: Refusal[] } {
+  const raws = JSON.parse(batch.users) as unknown[];
   const refusals: Refusal[] = [];
   const prepared: Prepared[] = [];
   raws.forEach((raw, i) => {
@@ -211,19 +261,7 @@ export async function importNextBatch(services: Services, job: Job): Promise<Imp
         totp: read.user.totpSecret === undefined ? undefined : importedTotpEnrollment(services.sealer, job.tenant_id, read.user.totpSecret, Date.now()),
       });
   });
-
-  const outcome = await db.transaction().execute(async (trx) => {
-    if (!(await takeImportBatch(trx, job.id, batch.seq))) return undefined;
-    const result = await applyUsers(trx, job, connection, options, prepared, refusals);
-    const errorRows: JobErrorRow[] = refusals
-      .sort((a, b) => a.position - b.position)
-      .map((r) => ({ position: r.position, user: JSON.stringify(redactUser(r.raw) ?? null), errors: JSON.stringify(r.errors) }));
-    await insertJobErrors(trx, job.id, errorRows);
-    const done = { users: raws.length, inserted: result.inserted, updated: result.updated, failed: refusals.length };
-    await countImportProgress(trx, job.id, { processed: done.users, inserted: done.inserted, updated: done.updated, failed: done.failed });
-    return done;
-  });
-  return { done: false, outcome };
+  return { users: raws.length, prepared, refusals };
 }
 
 export class ImportJobFailed extends Error {

@@ -15,7 +15,7 @@ import multipart from '@fastify/multipart';
 import { eventContextFrom } from '../events/context.js';
 import { InvalidInput, PayloadTooLarge, ProtocolError, UnsupportedMediaType } from '../http/errors.js';
 import { jobQueued } from '../jobs/runner.js';
-import { EmptyUsersFile, openImportJob, stageUsersFile, type StagedFile } from '../jobs/users-import.js';
+import { EmptyUsersFile, importBatchSize, openImportJob, stageUsersFile, type StagedFile } from '../jobs/users-import.js';
 import type { App, Services } from '../services.js';
 import { findConnectionById } from '../store/connections.js';
 import { countActiveJobs, deleteJob, findJobById } from '../store/jobs.js';
@@ -96,7 +96,7 @@ export function registerJobsUsersImports(api: App, services: Services): void {
                 part.file.resume();
                 throw new InvalidInput('body', `Unexpected file part ${part.fieldname}: send the users file as the part named users`);
               }
-              staged = await stageUsersFile(db, tenant.id, part.file);
+              staged = await stageUsersFile(db, tenant.id, part.file, importBatchSize(services.store.dialect));
               if (part.file.truncated) throw new PayloadTooLarge(maxBytes);
             } else {
               if (part.fieldname in fields) throw new InvalidInput('body', `The field ${part.fieldname} is repeated`);

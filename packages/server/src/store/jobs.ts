@@ -169,15 +169,15 @@ export async function insertImportBatch(db: Kysely<Database>, batch: { job_id: s
   await db.insertInto('job_import_batches').values(batch).execute();
 }
 
-/** The next batch still to do (lowest seq). */
-export async function nextImportBatch(db: Kysely<Database>, jobId: string): Promise<{ seq: number; first_index: number; users: string } | undefined> {
+/** The next `limit` batches still to do (lowest seq first). */
+export async function nextImportBatches(db: Kysely<Database>, jobId: string, limit: number): Promise<{ seq: number; first_index: number; users: string }[]> {
   return db
     .selectFrom('job_import_batches')
     .select(['seq', 'first_index', 'users'])
     .where('job_id', '=', jobId)
     .orderBy('seq')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(limit)
+    .execute();
 }
 
 /** Takes the batch (in the transaction that applies it): false when another worker already did. */
