@@ -63,7 +63,10 @@ export function freePort() {
  * @returns {Child}
  */
 export function startChild(name, script, args, env) {
-  const child = spawn(process.execPath, [script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_CPU_PROF=<dir>: every server and peer writes a V8 CPU profile there when it stops (`--cpu-prof`, which
+  // NODE_OPTIONS does not allow), to see where a scenario's time goes.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   /** @param {Buffer} chunk */
   const keep = (chunk) => {
