@@ -63,10 +63,12 @@ export function freePort() {
  * @returns {Child}
  */
 export function startChild(name, script, args, env) {
-  // BENCH_CHILD_NODE_ARGS, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof': node options for every process the bench
-  // starts (servers and peers), which NODE_OPTIONS does not allow for profiling.
+  // BENCH_CPU_PROF=<dir>: every server and peer writes a V8 CPU profile there when it stops (`--cpu-prof`, which
+  // NODE_OPTIONS does not allow), to see where a scenario's time goes. BENCH_CHILD_NODE_ARGS adds any other node
+  // options to every process the bench starts.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...profile, ...nodeArgs, script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let tail = '';
   /** @param {Buffer} chunk */
   const keep = (chunk) => {

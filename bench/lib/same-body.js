@@ -24,6 +24,7 @@ import { failedRuns } from './report.js';
  * @property {{ label: string, script: string }} peer  how the report names it, and the absolute path of a
  *   Node script that serves GET PORT/BENCH_PEER_PATH with the JSON in BENCH_PEER_BODY_FILE on 127.0.0.1
  * @property {string[]} rateLimitBuckets
+ * @property {number} [goal]  the least ratio of Gatehouse's rate to the peer's that meets the goal (printed met or MISSED)
  */
 
 /**
@@ -93,9 +94,11 @@ export function sameBodyScenario(options) {
         ];
         const failed = failedRuns(rows);
         const ratio = own.requestsPerSecond / reference.requestsPerSecond;
+        const goal = options.goal === undefined ? '' : ` (goal ≥ ${options.goal}×): ${ratio >= options.goal ? 'met' : 'MISSED'}`;
+        const cpu = own.cpuPerOp && reference.cpuPerOp ? `; by server CPU per request, ${(reference.cpuPerOp / own.cpuPerOp).toFixed(2)}×` : '';
         return {
           rows,
-          figures: [failed ? `${options.name}: no ratio, ${failed}` : `${options.name}: Gatehouse at ${ratio.toFixed(2)}× of ${options.peer.label}`],
+          figures: [failed ? `${options.name}: no ratio, ${failed}` : `${options.name}: Gatehouse at ${ratio.toFixed(2)}× of ${options.peer.label}${goal}${cpu}`],
         };
       } finally {
         await stopChild(peer);

@@ -10,7 +10,7 @@ import http from 'node:http';
 import https from 'node:https';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify from 'fastify';
+import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { LoggerOptions } from 'pino';
 import { registerAuthorize } from './auth-api/authorize/index.js';
 import { registerSamlp } from './auth-api/samlp/index.js';
@@ -44,6 +44,7 @@ import { registerResetPasswordPage } from './login/reset-password-page.js';
 import { registerSignupPage } from './login/signup-page.js';
 import { registerDevMailbox } from './messaging/dev-mailbox.js';
 import { registerApiDocs } from './api-docs.js';
+import { lazyChildLoggerFactory } from './logging.js';
 import { registerLandingPage } from './login/landing-page.js';
 import { registerClientLibrary } from './client-library.js';
 import { registerDemo } from './demo.js';
@@ -83,6 +84,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   const parserErrors = new ParserErrors();
   const app = Fastify({
     logger: options.logger,
+    // A request's pino child is made when it first logs (logging.ts): most requests never do.
+    ...(options.logger !== false && { childLoggerFactory: lazyChildLoggerFactory as unknown as NonNullable<FastifyServerOptions['childLoggerFactory']> }),
     bodyLimit: BODY_LIMIT_BYTES,
     // request.ip is the socket's address unless the connection comes from a listed proxy (X-Forwarded-For).
     trustProxy: services.config.trustedProxies.length > 0 ? services.config.trustedProxies : false,

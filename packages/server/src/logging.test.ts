@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions, redactUrl } from './logging.js';
+import { lazyChildLoggerFactory, loggerOptions, redactUrl } from './logging.js';
 import { startTestServer, type TestServer } from './test-support/server.js';
 
 describe('log redaction', () => {
@@ -22,6 +22,30 @@ describe('log redaction', () => {
     for (const secret of ['hunter2', '"cs"', 'tkn', 'Bearer abc', 'sid=1']) expect(text).not.toContain(secret);
     expect(text).toContain('ann');
     expect(text).toContain('[REDACTED]');
+  });
+});
+
+describe('request loggers made on first write', () => {
+  it('writes what the level lets through with the request bindings, and nothing below it', () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
+    const parent = pino(loggerOptions('warn', false), sink);
+    const log = lazyChildLoggerFactory(parent, { reqId: 'r-1' }, {});
+    expect(log.level).toBe('warn');
+    expect(log.isLevelEnabled('info')).toBe(false);
+    log.info({ token: 'tkn' }, 'below the level');
+    log.debug('below the level');
+    expect(lines).toHaveLength(0);
+    log.warn({ password: 'hunter2' }, 'a warning');
+    log.child({ stream: 's-1' }).error('from a child');
+    expect(lines).toHaveLength(2);
+    const [warning, error] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warning).toMatchObject({ reqId: 'r-1', msg: 'a warning', password: '[REDACTED]' });
+    expect(error).toMatchObject({ reqId: 'r-1', stream: 's-1', msg: 'from a child' });
+    // A route's own level (Fastify's logLevel) applies to its requests.
+    const verbose = lazyChildLoggerFactory(parent, { reqId: 'r-2' }, { level: 'info' });
+    verbose.info('let through');
+    expect(JSON.parse(lines[2]!)).toMatchObject({ reqId: 'r-2', msg: 'let through' });
   });
 });
 

@@ -5,7 +5,7 @@
  * logged at all (the `req` serializer keeps the method, the redacted URL, the host and the address).
  */
 import type { FastifyRequest } from 'fastify';
-import type { LoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, Logger, LoggerOptions } from 'pino';
 
 const SECRET_FIELDS = [
   'password',
@@ -93,4 +93,59 @@ export function loggerOptions(level: string, pretty: boolean): LoggerOptions {
     },
     ...(pretty && { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }),
   };
+}
+
+type LogMethod = (...args: unknown[]) => void;
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
+/**
+ * A request's logger, made the first time it writes a line. Fastify gives every request a pino child with its
+ * request id; pino builds the child's bindings through the redaction at once, which cost more than the rest
+ * of a JWKS request. Most requests never log above the configured level, so the child is made only when a
+ * line is actually written (or someone asks it for more than its level).
+ */
+class LazyRequestLogger {
+  #real: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  get real(): Logger {
+    return (this.#real ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#real?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.real.level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.#real ? this.#real.isLevelEnabled(level) : this.options.level === undefined ? this.parent.isLevelEnabled(level) : this.real.isLevelEnabled(level);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+
+  silent(): void {}
+}
+
+for (const level of LEVELS) {
+  Object.defineProperty(LazyRequestLogger.prototype, level, {
+    value: function (this: LazyRequestLogger, ...args: unknown[]): void {
+      if (!this.isLevelEnabled(level)) return;
+      (this.real[level] as LogMethod)(...args);
+    },
+  });
+}
+
+/** Fastify's `childLoggerFactory`: the request's logger, made lazily (LazyRequestLogger). */
+export function lazyChildLoggerFactory(logger: Logger, bindings: Bindings, options: ChildLoggerOptions): Logger {
+  return new LazyRequestLogger(logger, bindings, options) as unknown as Logger;
 }

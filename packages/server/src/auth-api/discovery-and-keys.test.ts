@@ -56,6 +56,28 @@ describe.each(dialects)('discovery and signing keys on %s', (dialect) => {
     }
   });
 
+  it('answers a poll naming the current ETag with 304, and a rotation with a new ETag and the new keys', async () => {
+    const url = `${server.url}/.well-known/jwks.json`;
+    const first = await fetch(url);
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]{27}"$/);
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await first.json()) as { keys: { kid: string }[] };
+    const again = await fetch(url, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect((await fetch(url, { headers: { 'if-none-match': '"other"' } })).status).toBe(200);
+
+    await server.server.prepared.keyRing.rotate(server.server.prepared.bootstrap!.tenant.id);
+    const rotated = await fetch(url, { headers: { 'if-none-match': etag! } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.headers.get('etag')).not.toBe(etag);
+    const keys = ((await rotated.json()) as { keys: { kid: string }[] }).keys.map((k) => k.kid);
+    expect(keys).toHaveLength(3); // current, next and the previous current
+    expect(keys).toEqual(expect.arrayContaining(body.keys.map((k) => k.kid)));
+  });
+
   it('keeps tokens verifiable across rotations until their key is revoked', async () => {
     const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`), { cacheMaxAge: 0, cooldownDuration: 0 });
     const { managementAudience, tenant } = server.server.prepared.bootstrap!;

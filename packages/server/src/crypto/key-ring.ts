@@ -3,7 +3,7 @@
  * JWKS that verifiers fetch. Both are cached briefly in memory; rotation done by another process (the CLI,
  * another node) is picked up within KEY_CACHE_MS, which is safe because the next key was published long before.
  */
-import { createPrivateKey, type JsonWebKey as NodeJsonWebKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, type JsonWebKey as NodeJsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
@@ -46,8 +46,25 @@ interface TenantKeys {
   loadedAt: number;
   signing: SigningKey;
   jwks: JsonWebKeySet;
+  /** The JWKS as served, made once per load: the hottest public GET sends these bytes as they are. */
+  document: JwksDocument;
   /** Every published key, current first (for SAML metadata, which lists a certificate per key). */
   published: PublishedSigningKey[];
+}
+
+/** The JWKS response body and its strong ETag. */
+export interface JwksDocument {
+  body: string;
+  etag: string;
+}
+
+/** The published members of a public JWK, in the order the JWKS response lists them (nothing else leaks). */
+const JWK_MEMBERS = ['kty', 'kid', 'alg', 'use', 'n', 'e'] as const;
+
+function jwksDocument(jwks: JsonWebKeySet): JwksDocument {
+  const keys = jwks.keys.map((key) => Object.fromEntries(JWK_MEMBERS.map((m) => [m, (key as unknown as Record<string, unknown>)[m]])));
+  const body = JSON.stringify({ keys });
+  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 
 export interface PublishedSigningKey {
@@ -104,6 +121,11 @@ export class KeyRing {
     return (await this.#load(tenantId)).jwks;
   }
 
+  /** The JWKS as `GET /.well-known/jwks.json` sends it, with its ETag. */
+  async document(tenantId: string): Promise<JwksDocument> {
+    return (await this.#load(tenantId)).document;
+  }
+
   /** The published keys (current, next, previous), current first. */
   async publishedKeys(tenantId: string): Promise<PublishedSigningKey[]> {
     return (await this.#load(tenantId)).published;
@@ -116,10 +138,12 @@ export class KeyRing {
     const current = rows.find((r) => r.status === 'current');
     if (!current) throw new Error(`tenant ${tenantId} has no current signing key`);
     const published = await Promise.all(rows.map(async (r) => ({ status: r.status, key: await this.#importPrivate(r) })));
+    const jwks = { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicSigningJwk) };
     const loaded: TenantKeys = {
       loadedAt: Date.now(),
       signing: published.find((p) => p.status === 'current')!.key,
-      jwks: { keys: rows.map((r) => JSON.parse(r.public_jwk) as PublicSigningJwk) },
+      jwks,
+      document: jwksDocument(jwks),
       published,
     };
     this.#cache.set(tenantId, loaded);

@@ -23,8 +23,8 @@ export function repeatedSingleHeader(rawHeaders: readonly string[]): string | un
 }
 
 export function registerRepeatedHeaderGuard(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const repeated = repeatedSingleHeader(request.raw.rawHeaders);
-    if (repeated) throw new InvalidInput('headers', `The ${repeated} header is repeated; send it once`);
+    done(repeated ? new InvalidInput('headers', `The ${repeated} header is repeated; send it once`) : undefined);
   });
 }

@@ -12,12 +12,16 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
+const DEFAULTS = Object.entries(SECURITY_HEADERS);
+
 export function registerSecurityHeaders(app: FastifyInstance, options: { https: boolean }): void {
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every response and awaits nothing.
+  app.addHook('onSend', (request, reply, payload, done) => {
     // A page that lists its framing origins in CSP frame-ancestors (web_message) must not get X-Frame-Options,
     // which cannot name origins and would forbid what the CSP allows.
-    const framable = !String(reply.getHeader('content-security-policy') ?? "frame-ancestors 'none'").includes("frame-ancestors 'none'");
-    for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+    const csp = reply.getHeader('content-security-policy');
+    const framable = csp !== undefined && !String(csp).includes("frame-ancestors 'none'");
+    for (const [name, value] of DEFAULTS) {
       if (name === 'x-frame-options' && framable) continue;
       if (!reply.hasHeader(name)) reply.header(name, value);
     }
@@ -25,5 +29,6 @@ export function registerSecurityHeaders(app: FastifyInstance, options: { https: 
       reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     }
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 }

@@ -160,10 +160,11 @@ function storageRegistry({ store }: Pick<Services, 'store'>): Registry {
 }
 
 export function registerMetrics(app: App, services: Pick<Services, 'store' | 'config'>): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route template, never the raw path (ids would make a series each); unmatched requests share one.
     const route = request.routeOptions.url ?? 'unmatched';
     observe.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   const storage = storageRegistry(services);
   const token = services.config.metricsToken;

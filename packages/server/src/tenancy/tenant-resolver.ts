@@ -18,6 +18,12 @@ export class TenantResolver {
 
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** The cached answer for `host`, when there is a fresh one (no promise on the hot path). */
+  cached(host: string): { tenant: Tenant | undefined } | undefined {
+    const hit = this.#cache.get(normalizeDomain(host));
+    return hit && Date.now() - hit.at < CACHE_MS ? hit : undefined;
+  }
+
   async resolve(host: string): Promise<Tenant | undefined> {
     const domain = normalizeDomain(host);
     const hit = this.#cache.get(domain);
@@ -47,11 +53,17 @@ export class TenantResolver {
 
 export function registerTenancy(app: FastifyInstance, resolver: TenantResolver): void {
   app.decorateRequest('tenant', undefined as unknown as Tenant);
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.tenantless) return;
+  // A callback hook: a cached tenant (nearly every request) is set without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config.tenantless) return done();
     const host = request.headers.host ?? '';
-    const tenant = host ? await resolver.resolve(host) : undefined;
-    if (!tenant) throw new TenantNotFound(host);
-    request.tenant = tenant;
+    const settle = (tenant: Tenant | undefined) => {
+      if (!tenant) return done(new TenantNotFound(host));
+      request.tenant = tenant;
+      done();
+    };
+    const hit = host ? resolver.cached(host) : undefined;
+    if (hit || !host) return settle(hit?.tenant);
+    resolver.resolve(host).then(settle, (err: unknown) => done(err as Error));
   });
 }

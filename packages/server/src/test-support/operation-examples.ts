@@ -752,6 +752,8 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   for (const path of ['/', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json', '/healthz', '/readyz', '/metrics', '/openapi.json', '/demo', '/demo/', '/demo/app.js', '/demo/config.json', '/docs', '/docs/swagger-ui.css']) {
     await expectStatus(path, get(path), 200);
   }
+  const keys = await get('/.well-known/jwks.json');
+  await expectStatus('jwks again', get('/.well-known/jwks.json', { 'if-none-match': keys.headers.get('etag') ?? '' }), 304);
   // Metrics answer this machine only (no metrics token here): a request forwarded by an untrusted proxy is refused.
   await expectStatus('metrics, forwarded', get('/metrics', { 'x-forwarded-for': '198.51.100.7' }), 404);
   for (const path of ['/lib/svc.js', '/lib/svc.mjs']) {
