@@ -1,6 +1,6 @@
 /** The console's small shared pieces: loading data, errors in place, confirmation, paging, URL lists. */
 import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { messageOf } from './api.js';
+import { messageOf, type ManagementApi } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -84,6 +84,26 @@ export function ConfirmButton(props: { label: string; question: string; confirmL
         </div>
       </dialog>
     </>
+  );
+}
+
+/** A confirmed DELETE of `path`: `then` runs once it is gone; the API's refusal goes to `onError`, shown in place. */
+export function DeleteButton(props: { api: ManagementApi; path: string; label: string; question: string; confirmLabel: string; then: () => void; onError: (message: string) => void }) {
+  return (
+    <ConfirmButton
+      label={props.label}
+      question={props.question}
+      confirmLabel={props.confirmLabel}
+      danger
+      onConfirm={async () => {
+        try {
+          await props.api.request('DELETE', props.path);
+          props.then();
+        } catch (err) {
+          props.onError(messageOf(err));
+        }
+      }}
+    />
   );
 }
 

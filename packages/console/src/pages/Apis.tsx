@@ -5,7 +5,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { DeleteButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
 import type { Application } from './Applications.js';
 
 export interface Scope {
@@ -282,20 +282,7 @@ export function ApiDetail({ api, id }: { api: ManagementApi; id: string }) {
           <MachineAccess api={api} rs={rs} />
           <section className="card" aria-labelledby="danger">
             <h2 id="danger">Delete</h2>
-            <ConfirmButton
-              label="Delete API"
-              question={`Delete ${rs.name}? Applications can no longer get tokens for ${rs.identifier}.`}
-              confirmLabel="Delete"
-              danger
-              onConfirm={async () => {
-                try {
-                  await api.request('DELETE', path);
-                  go('apis');
-                } catch (err) {
-                  setError(messageOf(err));
-                }
-              }}
-            />
+            <DeleteButton api={api} path={path} label="Delete API" question={`Delete ${rs.name}? Applications can no longer get tokens for ${rs.identifier}.`} confirmLabel="Delete" then={() => go('apis')} onError={setError} />
           </section>
         </>
       )}

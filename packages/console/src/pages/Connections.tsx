@@ -9,7 +9,7 @@ import { DataTable, usePagedList } from '../components/DataTable.js';
 import { CheckField, SelectField, TextArea, TextField } from '../components/fields.js';
 import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, useLoad } from '../ui.js';
+import { DeleteButton, ErrorNotice, useLoad } from '../ui.js';
 import { formValue, optionsToSend, STRATEGIES, strategyInfo, type OptionField, type StrategyInfo } from './connection-strategies.js';
 
 export interface Connection {
@@ -269,20 +269,7 @@ export function ConnectionDetail({ api, id }: { api: ManagementApi; id: string }
         <h2 id="connection-danger">Delete</h2>
         <p>Deleting the connection deletes its users too.</p>
         <ErrorNotice message={error} />
-        <ConfirmButton
-          label="Delete connection"
-          question={`Delete ${connection.name} and every user in it? This cannot be undone.`}
-          confirmLabel="Delete"
-          danger
-          onConfirm={async () => {
-            try {
-              await api.request('DELETE', path);
-              go('connections');
-            } catch (err) {
-              setError(messageOf(err));
-            }
-          }}
-        />
+        <DeleteButton api={api} path={path} label="Delete connection" question={`Delete ${connection.name} and every user in it? This cannot be undone.`} confirmLabel="Delete" then={() => go('connections')} onError={setError} />
       </section>
     </>
   );

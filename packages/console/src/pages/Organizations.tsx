@@ -8,7 +8,7 @@ import { DataTable, usePagedList } from '../components/DataTable.js';
 import { CheckField, SelectField, TextField } from '../components/fields.js';
 import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, useLoad } from '../ui.js';
+import { ConfirmButton, DeleteButton, ErrorNotice, useLoad } from '../ui.js';
 import { findUserByEmail, type Role } from './Roles.js';
 
 interface Organization {
@@ -285,20 +285,7 @@ export function OrganizationDetail({ api, id }: { api: ManagementApi; id: string
       <section className="card" aria-labelledby="org-danger">
         <h2 id="org-danger">Delete</h2>
         <ErrorNotice message={error} />
-        <ConfirmButton
-          label="Delete organization"
-          question={`Delete ${org.display_name || org.name}? Its memberships and member roles go with it; the users stay.`}
-          confirmLabel="Delete"
-          danger
-          onConfirm={async () => {
-            try {
-              await api.request('DELETE', base);
-              go('organizations');
-            } catch (err) {
-              setError(messageOf(err));
-            }
-          }}
-        />
+        <DeleteButton api={api} path={base} label="Delete organization" question={`Delete ${org.display_name || org.name}? Its memberships and member roles go with it; the users stay.`} confirmLabel="Delete" then={() => go('organizations')} onError={setError} />
       </section>
     </>
   );

@@ -8,7 +8,7 @@ import { DataTable, usePagedList } from '../components/DataTable.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, useLoad } from '../ui.js';
+import { ConfirmButton, DeleteButton, ErrorNotice, useLoad } from '../ui.js';
 
 export interface Role {
   id: string;
@@ -254,20 +254,7 @@ export function RoleDetail({ api, id }: { api: ManagementApi; id: string }) {
       <section className="card" aria-labelledby="role-danger">
         <h2 id="role-danger">Delete</h2>
         <ErrorNotice message={error} />
-        <ConfirmButton
-          label="Delete role"
-          question={`Delete the role ${role.name}? Its users lose its permissions.`}
-          confirmLabel="Delete"
-          danger
-          onConfirm={async () => {
-            try {
-              await api.request('DELETE', base);
-              go('roles');
-            } catch (err) {
-              setError(messageOf(err));
-            }
-          }}
-        />
+        <DeleteButton api={api} path={base} label="Delete role" question={`Delete the role ${role.name}? Its users lose its permissions.`} confirmLabel="Delete" then={() => go('roles')} onError={setError} />
       </section>
     </>
   );

@@ -5,7 +5,7 @@
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { ConfirmButton, DeleteButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
 
 export interface User {
   user_id: string;
@@ -464,20 +464,7 @@ export function UserDetail({ api, id }: { api: ManagementApi; id: string }) {
         ) : (
           <ConfirmButton label="Block" question={`Block ${user.email ?? user.user_id}? They will not be able to log in until unblocked.`} confirmLabel="Block user" danger onConfirm={() => setBlocked(true)} />
         )}
-        <ConfirmButton
-          label="Delete"
-          question={`Delete ${user.email ?? user.user_id}? This cannot be undone.`}
-          confirmLabel="Delete user"
-          danger
-          onConfirm={async () => {
-            try {
-              await api.request('DELETE', path);
-              go('users');
-            } catch (err) {
-              setError(messageOf(err));
-            }
-          }}
-        />
+        <DeleteButton api={api} path={path} label="Delete" question={`Delete ${user.email ?? user.user_id}? This cannot be undone.`} confirmLabel="Delete user" then={() => go('users')} onError={setError} />
       </div>
       <Profile api={api} path={path} user={user} onSaved={loaded.reload} />
       <Section id="metadata" title="Metadata">

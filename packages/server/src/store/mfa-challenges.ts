@@ -35,6 +35,20 @@ function fromRow(row: MfaChallengesTable): MfaChallenge {
   };
 }
 
+/** A challenge as its row, for both ways of storing one. */
+function challengeRow(challenge: MfaChallenge) {
+  return {
+    id: challenge.id,
+    tenant_id: challenge.tenantId,
+    user_id: challenge.userId,
+    transaction_id: challenge.transactionId,
+    amr: JSON.stringify(challenge.amr),
+    recovery_code_sealed: challenge.recoveryCodeSealed,
+    expires_at: challenge.expiresAt,
+    created_at: challenge.createdAt,
+  };
+}
+
 /**
  * Stores `challenge` for its transaction in one statement, unless a live one for the same user is already there
  * (a reload of the login, say): an earlier one of another user, or an expired one, is replaced (a second
@@ -43,16 +57,7 @@ function fromRow(row: MfaChallengesTable): MfaChallenge {
 export async function claimMfaChallenge(db: Kysely<Database>, challenge: MfaChallenge, now: number): Promise<void> {
   await db
     .insertInto('mfa_challenges')
-    .values({
-      id: challenge.id,
-      tenant_id: challenge.tenantId,
-      user_id: challenge.userId,
-      transaction_id: challenge.transactionId,
-      amr: JSON.stringify(challenge.amr),
-      recovery_code_sealed: challenge.recoveryCodeSealed,
-      expires_at: challenge.expiresAt,
-      created_at: challenge.createdAt,
-    })
+    .values(challengeRow(challenge))
     .onConflict((oc) =>
       oc
         .column('transaction_id')
@@ -77,16 +82,7 @@ export async function claimMfaChallenge(db: Kysely<Database>, challenge: MfaChal
 export async function insertMfaChallenge(db: Kysely<Database>, challenge: MfaChallenge): Promise<void> {
   await db
     .insertInto('mfa_challenges')
-    .values({
-      id: challenge.id,
-      tenant_id: challenge.tenantId,
-      user_id: challenge.userId,
-      transaction_id: challenge.transactionId,
-      amr: JSON.stringify(challenge.amr),
-      recovery_code_sealed: challenge.recoveryCodeSealed,
-      expires_at: challenge.expiresAt,
-      created_at: challenge.createdAt,
-    })
+    .values(challengeRow(challenge))
     .execute();
 }
 
