@@ -99,13 +99,8 @@ export class KeyRing {
     private readonly sealer: Sealer,
   ) {}
 
-  /**
-   * Creates the tenant's first current and next keys if it has none. It looks first: every start calls this, and
-   * two RSA key generations cost more than the rest of a start's bootstrap. Two nodes starting at once may both
-   * generate; insertInitialKeys keeps one pair.
-   */
+  /** Creates the tenant's first current and next keys if it has none. */
   async ensureKeys(tenantId: string): Promise<void> {
-    if ((await listPublishedKeys(this.db, tenantId)).some((key) => key.status === 'current')) return;
     const current = await generateSigningKey(tenantId, this.sealer);
     const next = await generateSigningKey(tenantId, this.sealer);
     if (await insertInitialKeys(this.db, current, next)) this.#cache.delete(tenantId);
