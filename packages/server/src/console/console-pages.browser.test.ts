@@ -13,8 +13,7 @@
  * On SQLite, every new page is scanned with axe-core (no serious or critical violation) and photographed at
  * 1280 and 390 px into test-results/console/; on PostgreSQL the same workflows run without them.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -22,12 +21,10 @@ import { findConnectionById } from '../store/connections.js';
 import { launchBrowser, type BrowserSession } from '../test-support/browser.js';
 import { createApp, createUser, management } from '../test-support/sign-in.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { lookAt as lookAtPage, SHOTS } from '../test-support/console-look.js';
 
 const ADMIN = { email: 'pages.admin@example.com', password: 'Console-pages-admin-2026!' };
 const MEMBER = { email: 'member.person@example.com', password: 'Member-person-2026!' };
-const SHOTS = path.resolve('test-results', 'console');
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const ORDERS_API = 'https://orders.example/api';
 const OIDC_SECRET = 'oidc-client-secret-never-shown-4f2a';
 const PKCE = { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
@@ -35,13 +32,6 @@ const PKCE = { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', co
 /** In the page (the server's tsconfig has no DOM types). */
 interface Styled {
   getComputedStyle(element: unknown): { backgroundColor: string };
-}
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
 }
 
 let browser: BrowserSession;
@@ -66,27 +56,9 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
   const problems: string[] = [];
   const nav = () => page.getByRole('navigation', { name: 'Sections' });
 
-  /** axe-core at 1280 and 390 px (serious and critical violations collected) and a screenshot at each; SQLite only. */
+  /** axe-core and screenshots at 1280 and 390 px (serious and critical violations collected); SQLite only. */
   async function lookAt(name: string): Promise<void> {
-    if (dialect !== 'sqlite') return;
-    mkdirSync(SHOTS, { recursive: true });
-    for (const [width, height] of [
-      [1280, 800],
-      [390, 844],
-    ] as const) {
-      await page.setViewportSize({ width, height });
-      if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
-      const violations = await page.evaluate(async () => {
-        const axe = (globalThis as unknown as { axe: { run: (options: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe;
-        const result = await axe.run({ resultTypes: ['violations'] });
-        return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
-      });
-      for (const v of violations) {
-        if (v.impact === 'serious' || v.impact === 'critical') inaccessible.push(`${name}@${width}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-      }
-      await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
-    }
-    await page.setViewportSize({ width: 1280, height: 800 });
+    if (dialect === 'sqlite') inaccessible.push(...(await lookAtPage(page, name)));
   }
 
   function photographOnFailure(): void {

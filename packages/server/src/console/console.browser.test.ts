@@ -24,50 +24,13 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { launchBrowser, openPage, type BrowserSession } from '../test-support/browser.js';
 import { createApp, createUser, logIn, management, readForm, TestBrowser } from '../test-support/sign-in.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
+import { lookAt, SHOTS } from '../test-support/console-look.js';
 
 const ADMIN = { email: 'first.admin@example.com', password: 'Console-first-admin-2026!' };
 const USER_PASSWORD = 'Blockable-user-2026!';
-const SHOTS = path.resolve('test-results', 'console');
 const require = createRequire(import.meta.url);
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const SPA_JS = readFileSync(require.resolve('@auth0/auth0-spa-js/dist/auth0-spa-js.production.js'), 'utf8');
 const ORDERS_API = 'https://orders.example/api';
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown[] }[];
-}
-
-/**
- * One page as the acceptance asks: axe-core's scan (injected through the debugging protocol, which the
- * console's strict CSP does not govern) with no serious or critical violation, and screenshots at 1280 and
- * 390 px. Returns the serious/critical violations found, for the test to assert on.
- */
-async function lookAt(page: Page, name: string): Promise<string[]> {
-  mkdirSync(SHOTS, { recursive: true });
-  const found: string[] = [];
-  for (const [width, height] of [
-    [1280, 800],
-    [390, 844],
-  ] as const) {
-    await page.setViewportSize({ width, height });
-    if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      // In the page: axe.run() scans the whole document.
-      const axe = (globalThis as unknown as { axe: { run: (options: unknown) => Promise<{ violations: AxeViolation[] }> } }).axe;
-      const result = await axe.run({ resultTypes: ['violations'] });
-      return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
-    });
-    for (const v of violations) {
-      if (v.impact === 'serious' || v.impact === 'critical') found.push(`${name}@${width}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
-    }
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
-  }
-  await page.setViewportSize({ width: 1280, height: 800 });
-  return found;
-}
 
 /**
  * A single-page app on another origin, using auth0-spa-js's published browser build as a page would, configured
