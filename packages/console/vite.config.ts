@@ -28,6 +28,10 @@ export default defineConfig({
     cssCodeSplit: false,
     reportCompressedSize: false,
     rolldownOptions: {
+      // Radix marks its modules "use client" (for React Server Components); in a browser-only bundle it means nothing.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
       input: { app: `${src}index.html`, 'test-login': `${src}test-login.html` },
       output: {
         entryFileNames: '[name].js',

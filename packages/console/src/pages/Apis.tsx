@@ -5,7 +5,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { DeleteButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { DeleteButton } from '../components/ConfirmButton.js';
+import { SwitchField } from '../components/SwitchField.js';
+import { ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
 import type { Application } from './Applications.js';
 
 export interface Scope {
@@ -261,15 +263,9 @@ export function ApiDetail({ api, id }: { api: ManagementApi; id: string }) {
               <textarea id="scopes" rows={4} aria-describedby="scopes-hint" value={scopes} onChange={(e) => setScopes(e.target.value)} />
               <small id="scopes-hint">One a line: the scope, then an optional description.</small>
             </div>
-            <div className="field">
-              <label className="check">
-                <input type="checkbox" checked={rbac} onChange={(e) => setRbac(e.target.checked)} />
-                Enable RBAC: a user's token holds only the scopes their roles grant
-              </label>
-              <label className="check">
-                <input type="checkbox" checked={permissionsInToken} disabled={!rbac} onChange={(e) => setPermissionsInToken(e.target.checked)} />
-                Add the permissions to the access token (a <code>permissions</code> claim)
-              </label>
+            <div className="check-group">
+              <SwitchField label="Enable RBAC: a user's token holds only the scopes their roles grant" checked={rbac} onValue={setRbac} />
+              <SwitchField label={<>Add the permissions to the access token (a <code>permissions</code> claim)</>} checked={permissionsInToken} disabled={!rbac} onValue={setPermissionsInToken} />
             </div>
             <ErrorNotice message={error} />
             {saved && <Notice>Saved.</Notice>}

@@ -5,7 +5,8 @@
 import { useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, useLoad } from '../ui.js';
+import { ConfirmButton } from '../components/ConfirmButton.js';
+import { ErrorNotice, useLoad } from '../ui.js';
 import { StreamDeliveries, type Delivery, type Stream } from './Deliveries.js';
 
 /** The contract's event types (the API checks them; this list only fills the choices). */
