@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { CONSOLE_ASSET_NAME } from './assets.js';
 
 const DIST = new URL('../../../console/dist/', import.meta.url);
 const INITIAL_BUDGET = 150 * 1024;
@@ -59,8 +60,10 @@ describe('console bundle budget', () => {
     const others = readdirSync(DIST).filter((name) => name.endsWith('.js') && !initial.has(name));
     expect(others.length).toBeGreaterThanOrEqual(pages.length);
     for (const name of others) expect(gzipped(name), name).toBeLessThanOrEqual(CHUNK_BUDGET);
-    // Every file a chunk imports, lazily or statically, exists (the server serves dist/ flat).
+    // Every file a chunk imports, lazily or statically, exists, and every file has a name the server's route takes
+    // (dist/ is served flat: a folder or a second dot in a name would be a file the browser cannot get).
     const files = new Set(readdirSync(DIST));
+    for (const name of files) expect(name).toMatch(new RegExp(CONSOLE_ASSET_NAME));
     for (const name of [...initial, ...others]) for (const imported of [...staticImports(name), ...lazyImports(name)]) expect(files.has(imported)).toBe(true);
   });
 });
