@@ -21,12 +21,14 @@ import { InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listClientGrants } from '../store/client-grants.js';
+import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteClient,
   findClient,
   insertClient,
   listClients,
-  replaceClient,
+  replaceClientAsRead,
+  replaceClientSecret,
   type AppType,
   type Client,
   type ClientAuthenticationMethods,
@@ -835,58 +837,62 @@ export function registerClients(api: App, services: Services): void {
       // The reference: client_secret (like signing keys) can only be updated with update:client_keys.
       if (input.client_secret !== undefined && !hasScope(request, 'update:client_keys')) throw new InsufficientScope(['update:client_keys']);
       refuseGlobalClient(request.tenant, request.params.id);
-      const existing = await find(request.tenant.id, request.params.id);
-      const { created_at: _created, updated_at: _updated, ...current } = existing;
-      const next: NewClient = { ...current };
-      const record = next as unknown as Record<string, unknown>;
-      const handled = new Set(['token_endpoint_auth_method', 'client_authentication_methods', 'client_secret', 'web_origins', 'allowed_origins']);
-      for (const [key, value] of Object.entries(input)) {
-        if (handled.has(key)) continue;
-        if (value === null) delete record[key];
-        else record[key] = value;
-      }
-      if (input.web_origins) next.web_origins = normalizeOrigins('web_origins', input.web_origins);
-      if (input.allowed_origins) next.allowed_origins = normalizeOrigins('allowed_origins', input.allowed_origins);
+      // Read, change, conditional write; again when another request changed the client meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      return retryOnConcurrentChange('client', async () => {
+        const existing = await find(request.tenant.id, request.params.id);
+        const { created_at: _created, updated_at: _updated, ...current } = existing;
+        const next: NewClient = { ...current };
+        const record = next as unknown as Record<string, unknown>;
+        const handled = new Set(['token_endpoint_auth_method', 'client_authentication_methods', 'client_secret', 'web_origins', 'allowed_origins']);
+        for (const [key, value] of Object.entries(input)) {
+          if (handled.has(key)) continue;
+          if (value === null) delete record[key];
+          else record[key] = value;
+        }
+        if (input.web_origins) next.web_origins = normalizeOrigins('web_origins', input.web_origins);
+        if (input.allowed_origins) next.allowed_origins = normalizeOrigins('allowed_origins', input.allowed_origins);
 
-      // How the client authenticates: the last explicit choice wins; both in one request is a contradiction.
-      let methods = existing.client_authentication_methods;
-      let endpointMethod = existing.token_endpoint_auth_method;
-      if (input.client_authentication_methods === null) {
-        methods = undefined;
-      } else if (input.client_authentication_methods !== undefined) {
-        if (input.token_endpoint_auth_method) throw invalidBody('client_authentication_methods and token_endpoint_auth_method are mutually exclusive');
-        methods = buildAuthenticationMethods(input.client_authentication_methods, existing.client_authentication_methods);
-      }
-      if (input.token_endpoint_auth_method === null) {
-        if (!methods) throw invalidBody('token_endpoint_auth_method may be null only while client_authentication_methods are set');
-      } else if (input.token_endpoint_auth_method !== undefined) {
-        endpointMethod = input.token_endpoint_auth_method;
-        if (input.client_authentication_methods === undefined) methods = undefined;
-      }
-      if (methods && endpointMethod === 'none') endpointMethod = 'client_secret_post';
-      next.token_endpoint_auth_method = endpointMethod;
-      if (methods) next.client_authentication_methods = methods;
-      else delete next.client_authentication_methods;
+        // How the client authenticates: the last explicit choice wins; both in one request is a contradiction.
+        let methods = existing.client_authentication_methods;
+        let endpointMethod = existing.token_endpoint_auth_method;
+        if (input.client_authentication_methods === null) {
+          methods = undefined;
+        } else if (input.client_authentication_methods !== undefined) {
+          if (input.token_endpoint_auth_method) throw invalidBody('client_authentication_methods and token_endpoint_auth_method are mutually exclusive');
+          methods = buildAuthenticationMethods(input.client_authentication_methods, existing.client_authentication_methods);
+        }
+        if (input.token_endpoint_auth_method === null) {
+          if (!methods) throw invalidBody('token_endpoint_auth_method may be null only while client_authentication_methods are set');
+        } else if (input.token_endpoint_auth_method !== undefined) {
+          endpointMethod = input.token_endpoint_auth_method;
+          if (input.client_authentication_methods === undefined) methods = undefined;
+        }
+        if (methods && endpointMethod === 'none') endpointMethod = 'client_secret_post';
+        next.token_endpoint_auth_method = endpointMethod;
+        if (methods) next.client_authentication_methods = methods;
+        else delete next.client_authentication_methods;
 
-      // The secret: public clients have none; a client that becomes confidential gets one.
-      let secret: string | undefined;
-      if (!methods && endpointMethod === 'none') {
-        if (input.client_secret !== undefined) throw invalidBody('client_secret: a public client (token_endpoint_auth_method none) has no secret');
-        next.client_secret_sealed = null;
-      } else if (input.client_secret !== undefined) {
-        secret = input.client_secret;
-      } else if (!methods && !next.client_secret_sealed) {
-        secret = newId.clientSecret();
-      }
-      if (secret !== undefined) next.client_secret_sealed = seal(next.client_id, secret);
+        // The secret: public clients have none; a client that becomes confidential gets one.
+        let secret: string | undefined;
+        if (!methods && endpointMethod === 'none') {
+          if (input.client_secret !== undefined) throw invalidBody('client_secret: a public client (token_endpoint_auth_method none) has no secret');
+          next.client_secret_sealed = null;
+        } else if (input.client_secret !== undefined) {
+          secret = input.client_secret;
+        } else if (!methods && !next.client_secret_sealed) {
+          secret = newId.clientSecret();
+        }
+        if (secret !== undefined) next.client_secret_sealed = seal(next.client_id, secret);
 
-      checkFields(input, next);
-      // The admin client holds the Management API grant that bootstrap keeps; it must stay able to use it.
-      if (existing.is_system && (!next.grant_types.includes('client_credentials') || registeredMethod(next as Client) === 'none')) {
-        throw new OperationNotSupported('The admin client must stay confidential and keep the client_credentials grant type');
-      }
-      await replaceClient(db, next);
-      return present(next, request.tenant.name, view(next, hasScope(request, 'read:client_keys', 'update:client_keys'), secret));
+        checkFields(input, next);
+        // The admin client holds the Management API grant that bootstrap keeps; it must stay able to use it.
+        if (existing.is_system && (!next.grant_types.includes('client_credentials') || registeredMethod(next as Client) === 'none')) {
+          throw new OperationNotSupported('The admin client must stay confidential and keep the client_credentials grant type');
+        }
+        if (!(await replaceClientAsRead(db, next, existing.updated_at))) throw new ConcurrentChange();
+        return present(next, request.tenant.name, view(next, hasScope(request, 'read:client_keys', 'update:client_keys'), secret));
+      });
     },
   });
 
@@ -933,7 +939,7 @@ export function registerClients(api: App, services: Services): void {
       const secret = newId.clientSecret();
       const { created_at: _created, updated_at: _updated, ...current } = client;
       const next: NewClient = { ...current, client_secret_sealed: seal(client.client_id, secret) };
-      await replaceClient(db, next);
+      if (!(await replaceClientSecret(db, client.tenant_id, client.client_id, next.client_secret_sealed!))) throw new ClientNotFound();
       return present(next, request.tenant.name, { keys: true, secret });
     },
   });

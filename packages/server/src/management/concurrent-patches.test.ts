@@ -60,6 +60,25 @@ describe.each(dialects)('concurrent PATCHes lose nothing (%s)', (dialect) => {
     expect((await findUser(db, tenantId, user_id))?.logins_count).toBe(WRITERS);
   });
 
+  it('client PATCHes of different fields, and a secret rotation, at once: every change lands', async () => {
+    const created = await call('POST', '/clients', { name: `client-${dialect}`, app_type: 'regular_web' });
+    expect(created.status).toBe(201);
+    const path = `/clients/${String(created.body.client_id)}`;
+    const changes: Json[] = [
+      { callbacks: ['https://app.example/callback'] },
+      { allowed_logout_urls: ['https://app.example/bye'] },
+      { web_origins: ['https://app.example'] },
+      { description: 'Described' },
+      { logo_uri: 'https://app.example/logo.png' },
+      { client_metadata: { team: 'blue' } },
+    ];
+    const [rotated, ...answers] = await Promise.all([call('POST', `${path}/rotate-secret`), ...changes.map((change) => call('PATCH', path, change))]);
+    expect([rotated!.status, ...answers.map((a) => a.status)]).toEqual(Array<number>(changes.length + 1).fill(200));
+    const client = (await call('GET', path)).body;
+    for (const change of changes) expect(client).toMatchObject(change);
+    expect(client.client_secret).toBe(rotated!.body.client_secret);
+  });
+
   it('organization metadata merges from 20 requests at once all land', async () => {
     const created = await call('POST', '/organizations', { name: `merge-${dialect}` });
     expect(created.status).toBe(201);
