@@ -276,7 +276,10 @@ const Fields = {
   custom_login_page: LongText,
   custom_login_page_preview: LongText,
   form_template: LongText,
-  addons: Type.Record(Type.String({ maxLength: 64 }), OpaqueObject, { maxProperties: 50 }),
+  addons: Type.Record(Type.String({ maxLength: 64 }), OpaqueObject, {
+    maxProperties: 50,
+    description: 'samlp: Gatehouse as the SAML identity provider of this application; firebase: the service account (client_email, private_key, private_key_id, lifetime_in_seconds ≤ 3600) that signs Firebase custom tokens at POST /delegation; its private_key is write-only. Others are stored as sent.',
+  }),
   client_metadata: Type.Record(Type.String(), Type.String({ maxLength: 255 }), { maxProperties: 10 }),
   mobile: OpaqueObject,
   initiate_login_uri: Type.String({ maxLength: 2048 }),
