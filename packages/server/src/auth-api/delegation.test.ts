@@ -233,6 +233,8 @@ describe('POST /delegation with the Firebase add-on', () => {
         .sign(foreignKey);
       const [header, payload] = idToken.split('.');
       const tampered = `${header}.${payload}.${Buffer.from('not the tenant signature').toString('base64url')}`;
+      const guarded = await api('POST', '/clients', { name: 'Guarded Firebase project', allowed_clients: [other.client.client_id], addons: { firebase: { client_email: SERVICE_ACCOUNT, private_key: key.pem } } });
+      expect(guarded.status).toBe(201);
       const blocked = await createUser(server);
       const { idToken: blockedToken } = await signIn(caller, blocked);
       await server.server.prepared.store.db.updateTable('users').set({ blocked: 1 }).where('user_id', '=', blocked.user_id).execute();
@@ -242,6 +244,7 @@ describe('POST /delegation with the Firebase add-on', () => {
         { why: 'an OIDC-conformant client', body: { ...good, client_id: conformant.client.client_id, id_token: conformantToken }, status: 403, error: 'unauthorized_client', description: /OIDC-conformant/ },
         { why: 'a client without the legacy grant type', body: { ...good, client_id: noGrant.client.client_id, id_token: noGrantToken }, status: 403, error: 'unauthorized_client', description: /delegation\/id_token' not allowed/ },
         { why: 'an unknown target', body: { ...good, target: 'NoSuchClient0000000000000000000' }, status: 400, error: 'invalid_request', description: /target is not an application/ },
+        { why: 'a target whose allowed_clients leave the caller out', body: { ...good, target: guarded.body.client_id }, status: 403, error: 'unauthorized_client', description: /allowed_clients/ },
         { why: 'a target without the add-on', body: { ...good, target: other.client.client_id }, status: 400, error: 'invalid_request', description: /no Firebase add-on/ },
         { why: 'a default target (the caller) without the add-on', body: { ...good, target: undefined }, status: 400, error: 'invalid_request', description: /no Firebase add-on/ },
         { why: 'a token that is no JWT', body: { ...good, id_token: 'an.id.token-that-is-secret' }, status: 400, error: 'invalid_grant', description: /not a valid ID token/ },
@@ -265,6 +268,9 @@ describe('POST /delegation with the Firebase add-on', () => {
         const res = await delegation(Object.fromEntries(Object.entries(c.body).filter(([, v]) => v !== undefined)));
         expect({ why: c.why, status: res.status, body: res.body }).toEqual({ why: c.why, status: c.status, body: { error: c.error, error_description: expect.stringMatching(c.description) } });
       }
+      // The client the guarded target does list is let through.
+      const listed = await delegation({ ...good, client_id: other.client.client_id, id_token: othersToken, target: guarded.body.client_id });
+      expect(listed.status, listed.text).toBe(200);
       const failures = await logs(`type:fd AND client_id:"${caller.client.client_id}"`);
       // Every refusal of a request that named the caller: all the cases but the four for other or no clients.
       expect(failures).toHaveLength(cases.length - 4);

@@ -7,7 +7,8 @@
  * Who may call, as the reference decides it: a client that is not OIDC conformant (the reference disables
  * delegation for those) and holds the legacy grant type for the token it sends
  * (`http://auth0.com/oauth/legacy/grant-type/delegation/id_token` or `…/delegation/refresh_token`, the
- * reference's names; there is no `jwt-bearer` client grant type). The ID token form takes `client_id` alone, as
+ * reference's names; there is no `jwt-bearer` client grant type), and that the target's `allowed_clients` lists
+ * when the list is not empty (as in the reference). The ID token form takes `client_id` alone, as
  * the reference does (the token is already the proof, and browsers call it); the refresh token form
  * authenticates a confidential client as /oauth/token does, so a copied refresh token is not enough.
  *
@@ -170,6 +171,11 @@ async function delegate(
   const targetId = body.target ?? client.client_id;
   const target = targetId === client.client_id ? client : await services.configCache.client(tenant.id, targetId);
   if (!target) throw new InvalidRequest('target is not an application of this tenant');
+  // The reference's `allowed_clients` of the target: who may ask for its tokens; empty means every client.
+  const allowed = target.allowed_clients ?? [];
+  if (target !== client && allowed.length > 0 && !allowed.includes(client.client_id)) {
+    throw new UnauthorizedClient('The client is not in the allowed_clients of target');
+  }
   const account = firebaseServiceAccount(services.sealer, target);
   if (!account) throw new InvalidRequest('target has no Firebase add-on (addons.firebase with a service account)');
 
@@ -199,7 +205,7 @@ export function registerDelegation(app: App, services: Services): void {
         ...errorResponses('oauth', {
           400: 'invalid_request (a missing parameter, an unknown target, a target without the Firebase add-on), unsupported_grant_type, invalid_grant (an id_token that is invalid, expired, another client\u2019s or of a blocked user; an unknown, expired, rotated or revoked refresh token), invalid_scope',
           401: CLIENT_AUTHENTICATION_ERRORS[401],
-          403: 'unauthorized_client: the client is OIDC conformant, or lacks the legacy delegation grant type for the token it sent',
+          403: 'unauthorized_client: the client is OIDC conformant, lacks the legacy delegation grant type for the token it sent, or is not in the target\u2019s allowed_clients',
           501: 'not_offered: api_type app (an id_token re-signed for another client) and add-ons other than firebase',
         }),
       },
