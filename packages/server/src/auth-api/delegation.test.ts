@@ -284,7 +284,7 @@ describe('POST /delegation with the Firebase add-on', () => {
       const res = await delegation({ ...good, scope: 'openid profile' });
       expect(res.status).toBe(200);
       secrets.push(String(res.body.id_token));
-      const events = await logs(`type:sd AND user_id:"${user.user_id}"`);
+      const events = await logs(`type:sd AND user_id:"${user.user_id}" AND client_id:"${caller.client.client_id}"`);
       expect(events).toEqual([
         expect.objectContaining({
           type: 'sd',
