@@ -125,8 +125,16 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerCommonResponses(app);
   await registerOpenApi(app);
 
-  // JSON (Fastify's parser) and form bodies only; anything else is a 415.
+  // JSON (Fastify's parser) and form bodies only; anything else is a 415. An empty body labelled JSON is no body,
+  // as the reference and Express's parser take it: many HTTP clients send `content-type: application/json` on every
+  // request, DELETE and rotate-secret included. A route that needs a body still says so through its schema.
   app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     try {
       done(null, markFormBody(parseFormBody(body as string)));

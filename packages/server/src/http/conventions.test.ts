@@ -71,6 +71,11 @@ describe('HTTP conventions', () => {
     it('malformed JSON is a 400', async () => {
       await expectShape(await post(path, '{"name": ', 'application/json'), 400, 'invalid_request', 'invalid_body');
     });
+    it('an empty body labelled JSON is no body: a route that needs one says so, prototype keys stay refused', async () => {
+      const body = await expectShape(await post(path, '', 'application/json'), 400, 'invalid_request', 'invalid_body');
+      expect(JSON.stringify(body)).toMatch(/object/i);
+      await expectShape(await post(path, '{"__proto__":{"name":"x"}}', 'application/json'), 400, 'invalid_request', 'invalid_body');
+    });
     it('a body that breaks the schema is a 400 naming the problem', async () => {
       const body = await expectShape(await post(path, JSON.stringify({ name: 'x', extra: 1 }), 'application/json'), 400, 'invalid_request', 'invalid_body');
       expect(JSON.stringify(body)).toMatch(/additional properties/i);

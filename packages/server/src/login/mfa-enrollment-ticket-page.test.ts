@@ -196,6 +196,32 @@ describe.each(dialects)('MFA enrollment tickets (%s)', (dialect) => {
     expect((landed as URL).searchParams.get('code')).toBeTruthy();
   });
 
+  it('spends a link once when 20 tabs submit the right code at the same moment: one enrollment, one recovery code', async () => {
+    const { userId } = await newUser();
+    const ticket = await ticketFor({ user_id: userId, send_mail: false });
+    const tabs = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const http = new TestBrowser();
+        const html = await (await http.get(ticket.body.ticket_url as string)).text();
+        return { http, html, form: readForm(html, test.url) };
+      }),
+    );
+    // Every tab shows the one pending secret (a reload does not mint another).
+    const secrets = new Set(tabs.map((tab) => /data-secret="([A-Z2-7]+)"/.exec(tab.html)![1]!));
+    expect(secrets.size).toBe(1);
+    const code = await codeAt([...secrets][0]!);
+    const answers = await Promise.all(tabs.map((tab) => tab.http.post(tab.form.action, { ...tab.form.fields, code })));
+    // One enrolls; the others are told the link was used (400), or, past the factor's guesses in flight, sent back
+    // to the form (303): never a second enrollment.
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s !== 200 && s !== 400 && s !== 303)).toEqual([]);
+    expect(statuses.filter((s) => s === 400).length).toBeGreaterThan(0);
+    const methods = (await call('GET', `/users/${encodeURIComponent(userId)}/authentication-methods`)).body as unknown as Json[];
+    expect(methods.filter((m) => m.type === 'totp' && m.confirmed === true)).toHaveLength(1);
+    expect(methods.filter((m) => m.type === 'recovery-code')).toHaveLength(1);
+  });
+
   it('refuses expired and forged links, and a second factor unless allow_multiple_enrollments', async () => {
     const { userId } = await newUser();
     const db = test.server.services.store.db;

@@ -496,6 +496,12 @@ describe.each(dialects)('Management API clients (%s)', (dialect) => {
       expect(rotated.body.client_secret).not.toBe(client.client_secret);
 
       expect(await tokenRequest(params(client.client_secret as string))).toMatchObject({ status: 401, body: { error: 'invalid_client' } });
+      // As clients that label every request JSON send it (curl -H 'content-type: application/json', Postman): no body.
+      const labelled = await fetch(`${server.url}/api/v2/clients/${client.client_id}/rotate-secret`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+      expect(labelled.status).toBe(200);
+      const latest = ((await labelled.json()) as { client_secret: string }).client_secret;
+      expect(latest).not.toBe(rotated.body.client_secret);
+      rotated.body.client_secret = latest;
       const fresh = await tokenRequest(params(rotated.body.client_secret as string));
       expect(fresh).toMatchObject({ status: 200, body: { token_type: 'Bearer', scope: 'read:things' } });
     });

@@ -16,17 +16,20 @@ import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify';
 import { registeredMethod } from '../auth-api/client-auth/index.js';
 import { InvalidSamlpAddon, validateSamlpAddon } from '../auth-api/samlp/addon.js';
+import { InvalidFirebaseAddon, storedFirebaseAddon, withoutFirebaseKey } from '../auth-api/firebase/addon.js';
 import { newId, randomAlphanumeric } from '../crypto/ids.js';
 import { InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listClientGrants } from '../store/client-grants.js';
+import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteClient,
   findClient,
   insertClient,
   listClients,
-  replaceClient,
+  replaceClientAsRead,
+  replaceClientSecret,
   type AppType,
   type Client,
   type ClientAuthenticationMethods,
@@ -131,6 +134,9 @@ const GRANT_TYPES = new Set([
   'urn:ietf:params:oauth:grant-type:token-exchange',
   'urn:openid:params:grant-type:ciba',
   'urn:auth0:params:oauth:grant-type:token-exchange:federated-connection-access-token',
+  // The reference's legacy grants that POST /delegation checks (auth-api/delegation.ts), one per token it takes.
+  'http://auth0.com/oauth/legacy/grant-type/delegation/id_token',
+  'http://auth0.com/oauth/legacy/grant-type/delegation/refresh_token',
 ]);
 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
@@ -272,7 +278,10 @@ const Fields = {
   custom_login_page: LongText,
   custom_login_page_preview: LongText,
   form_template: LongText,
-  addons: Type.Record(Type.String({ maxLength: 64 }), OpaqueObject, { maxProperties: 50 }),
+  addons: Type.Record(Type.String({ maxLength: 64 }), OpaqueObject, {
+    maxProperties: 50,
+    description: 'samlp: Gatehouse as the SAML identity provider of this application; firebase: the service account (client_email, private_key, private_key_id, lifetime_in_seconds ≤ 3600) that signs Firebase custom tokens at POST /delegation; its private_key is write-only. Others are stored as sent.',
+  }),
   client_metadata: Type.Record(Type.String(), Type.String({ maxLength: 255 }), { maxProperties: 10 }),
   mobile: OpaqueObject,
   initiate_login_uri: Type.String({ maxLength: 2048 }),
@@ -605,6 +614,7 @@ function present(client: Client | NewClient, tenantName: string, view: View): Re
     encryption_key,
     token_endpoint_auth_method,
     jwt_configuration,
+    addons,
     ...fields
   } = client;
   const { created_at: _created, updated_at: _updated, ...documented } = fields as typeof fields & { created_at?: number; updated_at?: number };
@@ -614,6 +624,8 @@ function present(client: Client | NewClient, tenantName: string, view: View): Re
     global: false,
     name,
     ...documented,
+    // The Firebase add-on's private key is write-only (auth-api/firebase/addon.ts).
+    ...(addons !== undefined && { addons: withoutFirebaseKey(addons) }),
     // With client_authentication_methods the endpoint method does not apply; the reference pairs them with null.
     token_endpoint_auth_method: client_authentication_methods ? null : token_endpoint_auth_method,
     jwt_configuration: { ...jwt_configuration, alg: 'RS256' },
@@ -701,6 +713,17 @@ export function registerClients(api: App, services: Services): void {
   const secretOf = (client: Client | NewClient) =>
     client.client_secret_sealed ? services.sealer.unseal(client.client_secret_sealed, clientSecretContext(client.client_id)) : undefined;
   const view = (client: Client | NewClient, keys: boolean, secret?: string): View => ({ keys, secret: keys ? (secret ?? secretOf(client)) : undefined });
+  /** `addons` as stored: the Firebase add-on checked and its key sealed, or kept from `previous` when not sent. */
+  const storedAddons = (clientId: string, addons: Record<string, unknown>, previous: unknown): Record<string, unknown> => {
+    if (addons.firebase === undefined) return addons;
+    const previousFirebase = (previous as { firebase?: unknown } | undefined)?.firebase;
+    try {
+      return { ...addons, firebase: storedFirebaseAddon(services.sealer, clientId, addons.firebase, previousFirebase) };
+    } catch (error) {
+      if (error instanceof InvalidFirebaseAddon) throw invalidBody(error.message);
+      throw error;
+    }
+  };
 
   api.get('/clients', {
     ...operation(['read:clients', 'read:client_keys'], {
@@ -791,6 +814,7 @@ export function registerClients(api: App, services: Services): void {
         ...(methods && { client_authentication_methods: methods }),
       };
       checkFields({ ...input, app_type: appType, callbacks: client.callbacks, allowed_logout_urls: client.allowed_logout_urls }, client);
+      if (input.addons) client.addons = storedAddons(clientId, input.addons, undefined);
       await insertClient(db, client);
       // The create response always carries the secret: it is the caller's one chance to read it.
       return reply.code(201).send(present(client, request.tenant.name, { keys: true, secret }));
@@ -835,58 +859,63 @@ export function registerClients(api: App, services: Services): void {
       // The reference: client_secret (like signing keys) can only be updated with update:client_keys.
       if (input.client_secret !== undefined && !hasScope(request, 'update:client_keys')) throw new InsufficientScope(['update:client_keys']);
       refuseGlobalClient(request.tenant, request.params.id);
-      const existing = await find(request.tenant.id, request.params.id);
-      const { created_at: _created, updated_at: _updated, ...current } = existing;
-      const next: NewClient = { ...current };
-      const record = next as unknown as Record<string, unknown>;
-      const handled = new Set(['token_endpoint_auth_method', 'client_authentication_methods', 'client_secret', 'web_origins', 'allowed_origins']);
-      for (const [key, value] of Object.entries(input)) {
-        if (handled.has(key)) continue;
-        if (value === null) delete record[key];
-        else record[key] = value;
-      }
-      if (input.web_origins) next.web_origins = normalizeOrigins('web_origins', input.web_origins);
-      if (input.allowed_origins) next.allowed_origins = normalizeOrigins('allowed_origins', input.allowed_origins);
+      // Read, change, conditional write; again when another request changed the client meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      return retryOnConcurrentChange('client', async () => {
+        const existing = await find(request.tenant.id, request.params.id);
+        const { created_at: _created, updated_at: _updated, ...current } = existing;
+        const next: NewClient = { ...current };
+        const record = next as unknown as Record<string, unknown>;
+        const handled = new Set(['token_endpoint_auth_method', 'client_authentication_methods', 'client_secret', 'web_origins', 'allowed_origins']);
+        for (const [key, value] of Object.entries(input)) {
+          if (handled.has(key)) continue;
+          if (value === null) delete record[key];
+          else record[key] = value;
+        }
+        if (input.web_origins) next.web_origins = normalizeOrigins('web_origins', input.web_origins);
+        if (input.allowed_origins) next.allowed_origins = normalizeOrigins('allowed_origins', input.allowed_origins);
 
-      // How the client authenticates: the last explicit choice wins; both in one request is a contradiction.
-      let methods = existing.client_authentication_methods;
-      let endpointMethod = existing.token_endpoint_auth_method;
-      if (input.client_authentication_methods === null) {
-        methods = undefined;
-      } else if (input.client_authentication_methods !== undefined) {
-        if (input.token_endpoint_auth_method) throw invalidBody('client_authentication_methods and token_endpoint_auth_method are mutually exclusive');
-        methods = buildAuthenticationMethods(input.client_authentication_methods, existing.client_authentication_methods);
-      }
-      if (input.token_endpoint_auth_method === null) {
-        if (!methods) throw invalidBody('token_endpoint_auth_method may be null only while client_authentication_methods are set');
-      } else if (input.token_endpoint_auth_method !== undefined) {
-        endpointMethod = input.token_endpoint_auth_method;
-        if (input.client_authentication_methods === undefined) methods = undefined;
-      }
-      if (methods && endpointMethod === 'none') endpointMethod = 'client_secret_post';
-      next.token_endpoint_auth_method = endpointMethod;
-      if (methods) next.client_authentication_methods = methods;
-      else delete next.client_authentication_methods;
+        // How the client authenticates: the last explicit choice wins; both in one request is a contradiction.
+        let methods = existing.client_authentication_methods;
+        let endpointMethod = existing.token_endpoint_auth_method;
+        if (input.client_authentication_methods === null) {
+          methods = undefined;
+        } else if (input.client_authentication_methods !== undefined) {
+          if (input.token_endpoint_auth_method) throw invalidBody('client_authentication_methods and token_endpoint_auth_method are mutually exclusive');
+          methods = buildAuthenticationMethods(input.client_authentication_methods, existing.client_authentication_methods);
+        }
+        if (input.token_endpoint_auth_method === null) {
+          if (!methods) throw invalidBody('token_endpoint_auth_method may be null only while client_authentication_methods are set');
+        } else if (input.token_endpoint_auth_method !== undefined) {
+          endpointMethod = input.token_endpoint_auth_method;
+          if (input.client_authentication_methods === undefined) methods = undefined;
+        }
+        if (methods && endpointMethod === 'none') endpointMethod = 'client_secret_post';
+        next.token_endpoint_auth_method = endpointMethod;
+        if (methods) next.client_authentication_methods = methods;
+        else delete next.client_authentication_methods;
 
-      // The secret: public clients have none; a client that becomes confidential gets one.
-      let secret: string | undefined;
-      if (!methods && endpointMethod === 'none') {
-        if (input.client_secret !== undefined) throw invalidBody('client_secret: a public client (token_endpoint_auth_method none) has no secret');
-        next.client_secret_sealed = null;
-      } else if (input.client_secret !== undefined) {
-        secret = input.client_secret;
-      } else if (!methods && !next.client_secret_sealed) {
-        secret = newId.clientSecret();
-      }
-      if (secret !== undefined) next.client_secret_sealed = seal(next.client_id, secret);
+        // The secret: public clients have none; a client that becomes confidential gets one.
+        let secret: string | undefined;
+        if (!methods && endpointMethod === 'none') {
+          if (input.client_secret !== undefined) throw invalidBody('client_secret: a public client (token_endpoint_auth_method none) has no secret');
+          next.client_secret_sealed = null;
+        } else if (input.client_secret !== undefined) {
+          secret = input.client_secret;
+        } else if (!methods && !next.client_secret_sealed) {
+          secret = newId.clientSecret();
+        }
+        if (secret !== undefined) next.client_secret_sealed = seal(next.client_id, secret);
 
-      checkFields(input, next);
-      // The admin client holds the Management API grant that bootstrap keeps; it must stay able to use it.
-      if (existing.is_system && (!next.grant_types.includes('client_credentials') || registeredMethod(next as Client) === 'none')) {
-        throw new OperationNotSupported('The admin client must stay confidential and keep the client_credentials grant type');
-      }
-      await replaceClient(db, next);
-      return present(next, request.tenant.name, view(next, hasScope(request, 'read:client_keys', 'update:client_keys'), secret));
+        checkFields(input, next);
+        if (input.addons) next.addons = storedAddons(next.client_id, input.addons, existing.addons);
+        // The admin client holds the Management API grant that bootstrap keeps; it must stay able to use it.
+        if (existing.is_system && (!next.grant_types.includes('client_credentials') || registeredMethod(next as Client) === 'none')) {
+          throw new OperationNotSupported('The admin client must stay confidential and keep the client_credentials grant type');
+        }
+        if (!(await replaceClientAsRead(db, next, existing.updated_at))) throw new ConcurrentChange();
+        return present(next, request.tenant.name, view(next, hasScope(request, 'read:client_keys', 'update:client_keys'), secret));
+      });
     },
   });
 
@@ -933,7 +962,7 @@ export function registerClients(api: App, services: Services): void {
       const secret = newId.clientSecret();
       const { created_at: _created, updated_at: _updated, ...current } = client;
       const next: NewClient = { ...current, client_secret_sealed: seal(client.client_id, secret) };
-      await replaceClient(db, next);
+      if (!(await replaceClientSecret(db, client.tenant_id, client.client_id, next.client_secret_sealed!))) throw new ClientNotFound();
       return present(next, request.tenant.name, { keys: true, secret });
     },
   });

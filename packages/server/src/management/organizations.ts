@@ -33,12 +33,13 @@ import {
   insertOrganization,
   insertOrganizationConnection,
   listOrganizations,
-  updateOrganization,
+  updateOrganizationAsRead,
   type Organization,
   type OrganizationBranding,
   type OrganizationConnection,
   type OrganizationSortField,
 } from '../store/organizations.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Database } from '../store/schema.js';
 import { deletedOrganizationEventObject, groupEventObject, organizationConnectionEventObject, organizationEventObject } from './event-objects.js';
 import { operation } from './operation.js';
@@ -342,32 +343,35 @@ export function registerOrganizations(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
-      const current = await requireOrganization(db, tenantId, request.params.id);
       const body = request.body;
-      const updated: Organization = {
-        ...current,
-        name: body.name ?? current.name,
-        display_name: body.display_name ?? current.display_name,
-        branding: body.branding === undefined ? current.branding : body.branding === null ? null : brandingOf(body.branding),
-        metadata: body.metadata ? mergeMetadata(current.metadata, checkMetadata(body.metadata, true)) : current.metadata,
-        updated_at: Date.now(),
-      };
-      const nameTaken = async () => {
-        const holder = await findOrganizationByName(db, tenantId, updated.name);
-        return holder !== undefined && holder.id !== current.id;
-      };
-      if (updated.name !== current.name && (await nameTaken())) throw new OrganizationNameTaken();
-      try {
-        await db.transaction().execute(async (trx) => {
-          // Read again inside the transaction, so previous_object is what this change replaced.
-          const before = await requireOrganization(trx, tenantId, current.id);
-          await updateOrganization(trx, updated);
-          await raise(trx, request, 'organization.updated', organizationEventObject(updated), organizationEventObject(before));
-        });
-      } catch (err) {
-        if (await nameTaken()) throw new OrganizationNameTaken();
-        throw err;
-      }
+      const patch = body.metadata ? checkMetadata(body.metadata, true) : undefined;
+      // Read, merge, conditional write; again when another request changed it meanwhile (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('organization', async () => {
+        const current = await requireOrganization(db, tenantId, request.params.id);
+        const updated: Organization = {
+          ...current,
+          name: body.name ?? current.name,
+          display_name: body.display_name ?? current.display_name,
+          branding: body.branding === undefined ? current.branding : body.branding === null ? null : brandingOf(body.branding),
+          metadata: patch ? mergeMetadata(current.metadata, patch) : current.metadata,
+          updated_at: nextVersion(current.updated_at, Date.now()),
+        };
+        const nameTaken = async () => {
+          const holder = await findOrganizationByName(db, tenantId, updated.name);
+          return holder !== undefined && holder.id !== current.id;
+        };
+        if (updated.name !== current.name && (await nameTaken())) throw new OrganizationNameTaken();
+        try {
+          await db.transaction().execute(async (trx) => {
+            if (!(await updateOrganizationAsRead(trx, updated, current.updated_at))) throw new ConcurrentChange();
+            await raise(trx, request, 'organization.updated', organizationEventObject(updated), organizationEventObject(current));
+          });
+        } catch (err) {
+          if (!(err instanceof ConcurrentChange) && (await nameTaken())) throw new OrganizationNameTaken();
+          throw err;
+        }
+        return updated;
+      });
       return presentOrganization(updated);
     },
   });

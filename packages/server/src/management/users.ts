@@ -34,6 +34,7 @@ import { asSent, errorResponses, noContent } from '../http/responses.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
+import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Database } from '../store/schema.js';
 import {
   deleteUser,
@@ -47,7 +48,7 @@ import {
   listUsers,
   newUser,
   unlinkUser,
-  updateUsers,
+  updateUsersAsRead,
   userIdExists,
   USER_SORT_FIELDS,
   type User,
@@ -481,46 +482,50 @@ export function registerUsers(api: App, services: Services): void {
     handler: async (request) => {
       const tenantId = request.tenant.id;
       assertActsOnSelf(request, request.params.id);
-      const user = await findOr404(tenantId, request.params.id);
       const body = request.body;
-      assertMayPatch(request, user, body);
-      if (body.user_metadata) checkMetadata(body.user_metadata, 'user_metadata');
-      if (body.app_metadata) checkMetadata(body.app_metadata, 'app_metadata');
-
       const context = await contextFor(services, tenantId);
-      const secondaries = (await listLinkedIdentities(db, tenantId, [user.user_id])).get(user.user_id) ?? [];
-      let target = user;
-      if (body.connection !== undefined) {
-        const found = [user, ...secondaries].find((i) => context.connections.get(i.connection_id)?.name === body.connection);
-        if (!found) throw new InvalidInput('body', `The user has no identity in the connection ${body.connection}`);
-        target = found;
-      }
-      const now = Date.now();
-      const primary = patchRoot(user, body);
-      const touchesIdentity = IDENTITY_FIELDS.some((f) => body[f] !== undefined);
-      let identity = target.user_id === user.user_id ? primary : target;
-      if (touchesIdentity) {
-        identity = await patchIdentity(identity, primary, context.connections.get(target.connection_id)!, body, now);
-      }
-      const changed = identity.user_id === primary.user_id ? [identity] : [primary, identity];
-      const duplicateCheck = {
-        email: identity.email !== target.email ? identity.email : null,
-        username: identity.username !== target.username ? identity.username : null,
-        phone_number: identity.phone_number !== target.phone_number ? identity.phone_number : null,
-      };
-      if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
-      const previousObject = await userEventObject(db, user);
-      try {
-        await updateUsers(db, changed, now, async (trx) => {
-          const updated = await findUser(trx, tenantId, user.user_id);
-          if (!updated) throw new UserNotFound();
-          const object = await userEventObject(trx, updated);
-          await emitEvent(trx, { tenantId, type: 'user.updated', object, previousObject, context: eventContextFrom(request) });
-        });
-      } catch (err) {
+      // Read, merge, conditional write; again from the read when another request changed the user meanwhile, so
+      // that two PATCHes merging different metadata keys both land (store/concurrent-change.ts).
+      const user = await retryOnConcurrentChange('user', async () => {
+        const user = await findOr404(tenantId, request.params.id);
+        assertMayPatch(request, user, body);
+        if (body.user_metadata) checkMetadata(body.user_metadata, 'user_metadata');
+        if (body.app_metadata) checkMetadata(body.app_metadata, 'app_metadata');
+        const secondaries = (await listLinkedIdentities(db, tenantId, [user.user_id])).get(user.user_id) ?? [];
+        let target = user;
+        if (body.connection !== undefined) {
+          const found = [user, ...secondaries].find((i) => context.connections.get(i.connection_id)?.name === body.connection);
+          if (!found) throw new InvalidInput('body', `The user has no identity in the connection ${body.connection}`);
+          target = found;
+        }
+        const now = Date.now();
+        const primary = patchRoot(user, body);
+        const touchesIdentity = IDENTITY_FIELDS.some((f) => body[f] !== undefined);
+        let identity = target.user_id === user.user_id ? primary : target;
+        if (touchesIdentity) {
+          identity = await patchIdentity(identity, primary, context.connections.get(target.connection_id)!, body, now);
+        }
+        const changes = identity.user_id === primary.user_id ? [{ before: user, after: identity }] : [{ before: user, after: primary }, { before: target, after: identity }];
+        const duplicateCheck = {
+          email: identity.email !== target.email ? identity.email : null,
+          username: identity.username !== target.username ? identity.username : null,
+          phone_number: identity.phone_number !== target.phone_number ? identity.phone_number : null,
+        };
         if (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id)) throw new UserExists();
-        throw err;
-      }
+        const previousObject = await userEventObject(db, user);
+        try {
+          await updateUsersAsRead(db, changes, now, async (trx) => {
+            const updated = await findUser(trx, tenantId, user.user_id);
+            if (!updated) throw new UserNotFound();
+            const object = await userEventObject(trx, updated);
+            await emitEvent(trx, { tenantId, type: 'user.updated', object, previousObject, context: eventContextFrom(request) });
+          });
+        } catch (err) {
+          if (!(err instanceof ConcurrentChange) && (await findUserInConnection(db, identity.connection_id, duplicateCheck, identity.user_id))) throw new UserExists();
+          throw err;
+        }
+        return user;
+      });
       // A block ends the user's sessions now (not at their next request), telling the clients that took part.
       if (body.blocked === true && !user.blocked) await endSessionsOfUsers(services, request.tenant, [user.user_id], 'account-deactivated');
       return presentOne(services, tenantId, await findOr404(tenantId, user.user_id), context);

@@ -145,9 +145,11 @@ export async function answerTicketEnrollment(services: Services, tenant: Tenant,
   const checked = await checkFactorAnswer(services, tenant, user.user_id, async () => {
     try {
       await db.transaction().execute(async (trx) => {
-        if (!(await totp.verify({ ...factorContext(services, tenant.id, user.user_id, now), db: trx }, pending, code))) throw new WrongCode();
+        // The ticket first: a second request for it waits on its row until this one commits, then finds it spent
+        // and is told so, rather than "wrong code" from a time step this one used.
         spent = await spendMfaEnrollmentTicket(trx, ticket.id, now);
         if (!spent) throw new WrongCode();
+        if (!(await totp.verify({ ...factorContext(services, tenant.id, user.user_id, now), db: trx }, pending, code))) throw new WrongCode();
       });
       return true;
     } catch (error) {

@@ -8,7 +8,7 @@
 import { createGuardrails, generateSecret, generateURI, verify } from 'otplib';
 import type { Sealer } from '../crypto/sealing.js';
 import { randomAlphanumeric } from '../crypto/ids.js';
-import { advanceTimeStep, insertMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
+import { advanceTimeStep, insertPendingMfaEnrollment, listMfaEnrollments, type MfaEnrollment } from '../store/mfa-enrollments.js';
 import type { Factor, FactorContext } from './factor.js';
 
 const PERIOD_SECONDS = 30;
@@ -70,17 +70,16 @@ export const totp: Factor<TotpEnrollment> = {
   type: 'totp',
 
   async enroll(context, details) {
-    // A pending enrollment is resumed, so a reload of the enrollment page shows the same secret.
-    const pending = (await listMfaEnrollments(context.db, context.tenantId, context.userId)).find((e) => e.type === 'totp' && !e.confirmed);
-    let enrollment = pending;
-    let secret: string;
-    if (enrollment) {
-      secret = totpSecretOf(context, enrollment);
-    } else {
+    // A pending enrollment is resumed, so a reload of the enrollment page, or another tab, shows the same secret.
+    // The write is conditional (one pending per user and type, 0040): a request that loses the race to make it
+    // resumes the winner's, and one whose winner was confirmed meanwhile makes a new one.
+    for (;;) {
+      const pending = (await listMfaEnrollments(context.db, context.tenantId, context.userId)).find((e) => e.type === 'totp' && !e.confirmed);
+      if (pending) return started(pending, totpSecretOf(context, pending));
       const id = `totp|dev_${randomAlphanumeric(16)}`;
       // 20 bytes (160 bits), RFC 4226's recommended length for SHA-1.
-      secret = generateSecret({ length: 20 });
-      enrollment = {
+      const secret = generateSecret({ length: 20 });
+      const enrollment: MfaEnrollment = {
         id,
         tenantId: context.tenantId,
         userId: context.userId,
@@ -93,9 +92,11 @@ export const totp: Factor<TotpEnrollment> = {
         confirmedAt: null,
         lastAuthAt: null,
       };
-      await insertMfaEnrollment(context.db, enrollment);
+      if (await insertPendingMfaEnrollment(context.db, enrollment)) return started(enrollment, secret);
     }
-    return { enrollment, secret, uri: generateURI({ issuer: details.issuer, label: details.label, secret, period: PERIOD_SECONDS }) };
+    function started(enrollment: MfaEnrollment, secret: string) {
+      return { enrollment, secret, uri: generateURI({ issuer: details.issuer, label: details.label, secret, period: PERIOD_SECONDS }) };
+    }
   },
 
   async verify(context, enrollment, answer) {

@@ -1,5 +1,6 @@
 /** Clients (applications) of a tenant. The secret stays sealed here; callers unseal it only to compare. */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { nextVersion } from './concurrent-change.js';
 import type { ClientsTable, Database } from './schema.js';
 
 export type AppType = 'spa' | 'native' | 'regular_web' | 'non_interactive';
@@ -201,6 +202,32 @@ export async function replaceClient(db: Kysely<Database>, client: NewClient, now
     .where('tenant_id', '=', client.tenant_id)
     .where('client_id', '=', client.client_id)
     .execute();
+}
+
+/** Replaces the client only while it is still at the version `readAt` (store/concurrent-change.ts). */
+export async function replaceClientAsRead(db: Kysely<Database>, client: NewClient, readAt: number, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .updateTable('clients')
+    .set(toRow(client, nextVersion(readAt, now)))
+    .where('tenant_id', '=', client.tenant_id)
+    .where('client_id', '=', client.client_id)
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Sets a new secret and nothing else, moving the version forward, so that a PATCH that read the client before
+ * the rotation writes nothing back over it (store/concurrent-change.ts).
+ */
+export async function replaceClientSecret(db: Kysely<Database>, tenantId: string, clientId: string, sealedSecret: string, now = Date.now()): Promise<boolean> {
+  const result = await db
+    .updateTable('clients')
+    .set({ client_secret_sealed: sealedSecret, updated_at: sql<number>`case when updated_at >= ${now} then updated_at + 1 else ${now} end` })
+    .where('tenant_id', '=', tenantId)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function findClient(db: Kysely<Database>, tenantId: string, clientId: string): Promise<Client | undefined> {

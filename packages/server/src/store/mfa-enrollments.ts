@@ -96,6 +96,15 @@ export async function insertMfaEnrollment(db: Kysely<Database>, e: MfaEnrollment
   await db.insertInto('mfa_enrollments').values(toRow(e)).execute();
 }
 
+/**
+ * A pending enrollment, unless the user has one of its type already (index mfa_enrollments_one_pending, 0040):
+ * false when another request made one first, which the caller then resumes.
+ */
+export async function insertPendingMfaEnrollment(db: Kysely<Database>, e: MfaEnrollment): Promise<boolean> {
+  const result = await db.insertInto('mfa_enrollments').values(toRow(e)).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+}
+
 /** Many enrollments in one statement (a user import's batch). */
 export async function insertMfaEnrollments(db: Kysely<Database>, enrollments: MfaEnrollment[]): Promise<void> {
   if (enrollments.length > 0) await db.insertInto('mfa_enrollments').values(enrollments.map(toRow)).execute();

@@ -43,9 +43,11 @@ export async function insertOrganization(db: Kysely<Database>, organization: Org
   await db.insertInto('organizations').values(toRow(organization)).execute();
 }
 
-export async function updateOrganization(db: Kysely<Database>, organization: Organization): Promise<void> {
+/** Writes the organization only while it is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateOrganizationAsRead(db: Kysely<Database>, organization: Organization, readAt: number): Promise<boolean> {
   const { id, tenant_id, created_at: _created, ...fields } = toRow(organization);
-  await db.updateTable('organizations').set(fields).where('tenant_id', '=', tenant_id).where('id', '=', id).execute();
+  const result = await db.updateTable('organizations').set(fields).where('tenant_id', '=', tenant_id).where('id', '=', id).where('updated_at', '=', readAt).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function findOrganization(db: Kysely<Database>, tenantId: string, id: string): Promise<Organization | undefined> {

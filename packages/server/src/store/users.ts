@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import { normalizeEmail } from '../connections/email-address.js';
+import { ConcurrentChange, nextVersion } from './concurrent-change.js';
 import type { Database, UserBlocksTable, UsersTable } from './schema.js';
 import { insertSearchTerms, replaceSearchTerms, searchValue } from './user-search-terms.js';
 
@@ -397,6 +398,34 @@ export async function insertUserWith(db: Kysely<Database>, user: User, onWrite: 
 export async function updateUsers(db: Kysely<Database>, users: readonly User[], now = Date.now(), onWrite?: OnWrite): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await writeUsers(trx, users, now);
+    await onWrite?.(trx);
+  });
+}
+
+/**
+ * Writes each change as a conditional write of the columns it changes (store/concurrent-change.ts): `after` is
+ * `before` with the change applied, and the row must still be at `before`'s version, else ConcurrentChange and
+ * nothing of the transaction is kept. Columns the change did not touch (a login's count, a hash upgrade made
+ * meanwhile) are left as they are.
+ */
+export async function updateUsersAsRead(db: Kysely<Database>, changes: readonly { before: User; after: User }[], now = Date.now(), onWrite?: OnWrite): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const { before, after } of changes) {
+      const previous = toRow(before);
+      const next = toRow({ ...after, updated_at: nextVersion(before.updated_at, now) });
+      const fields = Object.fromEntries(
+        (Object.keys(next) as (keyof UsersTable)[]).filter((column) => column !== 'user_id' && column !== 'tenant_id' && column !== 'created_at' && next[column] !== previous[column]).map((column) => [column, next[column]]),
+      );
+      const result = await trx
+        .updateTable('users')
+        .set(fields)
+        .where('tenant_id', '=', before.tenant_id)
+        .where('user_id', '=', before.user_id)
+        .where('updated_at', '=', before.updated_at)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) throw new ConcurrentChange();
+    }
+    await replaceSearchTerms(trx, changes.map((c) => c.after));
     await onWrite?.(trx);
   });
 }

@@ -32,6 +32,7 @@ import * as backchannelLogout from './0032_backchannel_logout.js';
 import * as logRollups from './0033_log_rollups.js';
 import * as samlUpstreamLogout from './0034_saml_upstream_logout.js';
 import * as mfaEnrollmentTickets from './0035_mfa_enrollment_tickets.js';
+import * as onePendingEnrollment from './0040_one_pending_enrollment.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '0033_log_rollups': logRollups,
   '0034_saml_upstream_logout': samlUpstreamLogout,
   '0035_mfa_enrollment_tickets': mfaEnrollmentTickets,
+  '0040_one_pending_enrollment': onePendingEnrollment,
 };
 
 export const migrationProvider: MigrationProvider = {
