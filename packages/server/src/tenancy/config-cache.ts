@@ -10,6 +10,7 @@
 import type { Kysely } from 'kysely';
 import { findClientGrant, type ClientGrant } from '../store/client-grants.js';
 import { findClient, type Client } from '../store/clients.js';
+import { listConnections, type Connection } from '../store/connections.js';
 import { findResourceServerByIdentifier, type ResourceServer } from '../store/resource-servers.js';
 import type { Database } from '../store/schema.js';
 
@@ -36,6 +37,11 @@ export class ConfigCache {
 
   clientGrant(tenantId: string, clientId: string, audience: string): Promise<ClientGrant | undefined> {
     return this.#get(tenantId, `grant\u0000${clientId}\u0000${audience}`, () => findClientGrant(this.db, tenantId, clientId, audience));
+  }
+
+  /** The tenant's connections, oldest first: the login page reads them up to three times (buttons, home realm). */
+  connections(tenantId: string): Promise<readonly Connection[]> {
+    return this.#get(tenantId, 'connections', () => listConnections(this.db, tenantId));
   }
 
   /**
