@@ -60,6 +60,19 @@ export function requireProofIfAsked(client: Client, proof: VerifiedProof | undef
 }
 
 /**
+ * The sender-constraint step every grant that issues tokens takes, right after client authentication and before
+ * anything is spent (a code, a one-time code, an mfa_token, a password attempt): holds the client to what it
+ * requires (certificateBinding, requireProofIfAsked) and answers what the tokens are bound to. The tokens are
+ * bound to the proof and certificate of the request that issues them (RFC 9449 §5: a proof is never ignored).
+ * The API's own requirement (requireProofForApi) is checked where the audience is known.
+ */
+export function senderConstraint(request: FastifyRequest, client: Client, proof: VerifiedProof | undefined): Confirmation {
+  const certificate = certificateBinding(request, client);
+  requireProofIfAsked(client, proof, certificate);
+  return { ...(proof && { jkt: proof.jkt }), ...(certificate !== undefined && { 'x5t#S256': certificate }) };
+}
+
+/**
  * An API (resource server) with `proof_of_possession: { required: true }` (the reference's field) gets only
  * tokens bound by its `mechanism` (`dpop` or `mtls`; either when it names none).
  */
