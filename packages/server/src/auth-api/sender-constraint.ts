@@ -32,6 +32,15 @@ function wantsCertificateBinding(client: Client): boolean {
   return client.tls_client_certificate_bound_access_tokens === true || (!!client.compliance_level && MTLS_BOUND_LEVELS.has(client.compliance_level));
 }
 
+/**
+ * Whether every access token the client gets must be sender-constrained: with `require_proof_of_possession`,
+ * certificate binding, or a FAPI 2.0 level. Such a client cannot take an access token in the authorization
+ * response, where there is neither a proof nor a client certificate to bind it to.
+ */
+export function requiresSenderConstraint(client: Client): boolean {
+  return client.require_proof_of_possession === true || wantsCertificateBinding(client) || fapi2Profile(client) !== undefined;
+}
+
 /** The thumbprint of the certificate a trusted edge forwarded with this request, if any (and valid). */
 export function presentedCertificateThumbprint(request: FastifyRequest): string | undefined {
   const certificate = edgeCertificate(request, request.tenant);

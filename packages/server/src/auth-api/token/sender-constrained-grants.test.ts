@@ -5,7 +5,8 @@
  * Bearer and takes it with DPoP and `ath`; a public client's refresh token is refused without the proof and with
  * another key; a client with `require_proof_of_possession` calling without a proof gets invalid_request before
  * anything is spent (the same request with a proof then succeeds). Also: an mTLS-bound client at password-realm
- * gets `cnf["x5t#S256"]`, and an MFA step binds to its own proof, not the password step's.
+ * gets `cnf["x5t#S256"]`; an MFA step binds to its own proof, not the password step's; and /authorize gives a
+ * client that requires bound tokens no access token in the front channel (the implicit grant cannot bind).
  * (The code flow, refresh and client credentials: dpop.test.ts and mtls-binding.test.ts.)
  */
 import { createHash, X509Certificate } from 'node:crypto';
@@ -23,7 +24,7 @@ import { managementToken, startTestServer, type TestServer } from '../../test-su
 import { postgresAvailable } from '../../test-support/services.js';
 import { codeIn, createPasswordlessConnection, postJson } from '../passwordless/testing.js';
 import { MFA_OOB_GRANT, MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from '../mfa/grant-types.js';
-import { createApi, createClient, createUser, decodeJwt, PASSWORD, type TestClient } from '../user-tokens/testing.js';
+import { createApi, createClient, createUser, decodeJwt, PASSWORD, REDIRECT_URI, type TestClient } from '../user-tokens/testing.js';
 import { PASSWORD_REALM_GRANT } from './password-realm.js';
 import { PASSWORDLESS_OTP_GRANT } from './passwordless-otp.js';
 
@@ -244,6 +245,27 @@ describe.each(dialects)('sender-constrained tokens at the user grants (%s)', (di
         server.server.services.tenants.invalidate();
       }
     });
+  });
+
+  it('the implicit grant: a client that requires bound tokens gets no access token in the authorization response', async () => {
+    const authorize = async (client: TestClient, responseType: string) => {
+      const query = new URLSearchParams({ ...client.auth, redirect_uri: REDIRECT_URI, response_type: responseType, scope: 'openid', nonce: 'n', state: 's' });
+      return new URL((await fetch(`${server.url}/authorize?${query}`, { redirect: 'manual' })).headers.get('location')!, server.url);
+    };
+    const refusal = (landed: URL) => new URLSearchParams(landed.hash.slice(1)).get('error');
+    for (const requirement of [{ require_proof_of_possession: true }, { tls_client_certificate_bound_access_tokens: true }]) {
+      const bound = await createClient(server, { grant_types: ['implicit'], ...requirement });
+      for (const responseType of ['token', 'id_token token']) {
+        const landed = await authorize(bound, responseType);
+        expect(`${landed.origin}${landed.pathname}`).toBe(REDIRECT_URI);
+        expect(refusal(landed), `${Object.keys(requirement)[0]} ${responseType}`).toBe('unauthorized_client');
+        expect(new URLSearchParams(landed.hash.slice(1)).get('error_description')).toMatch(/sender-constrained/);
+      }
+      // An ID token alone binds nothing: the request goes on to the login page.
+      expect((await authorize(bound, 'id_token')).pathname).not.toBe(new URL(REDIRECT_URI).pathname);
+    }
+    const unbound = await createClient(server, { grant_types: ['implicit'] });
+    expect(refusal(await authorize(unbound, 'token'))).toBeNull();
   });
 
   describe('MFA grants', () => {
