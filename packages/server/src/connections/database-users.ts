@@ -3,7 +3,7 @@
  * enumeration: an unknown user costs the same time as a wrong password), and signing up. Shared by the hosted
  * pages, the password grants and (#5) /dbconnections and /co/authenticate.
  */
-import { randomHex } from '../crypto/ids.js';
+import { newUserId } from '../crypto/ids.js';
 import { emitEvent, type EventContext } from '../events/outbox.js';
 import { logRow, type RequestOrigin } from '../logs/log-event.js';
 import { writeLogEvents } from '../logs/writer.js';
@@ -197,7 +197,7 @@ function originOf(context: EventContext): RequestOrigin {
 }
 
 export function newDatabaseUserId(): string {
-  return `auth0|${randomHex(24)}`;
+  return newUserId('auth0');
 }
 
 /**
