@@ -20,6 +20,7 @@ import type { RateLimitStore } from './http/rate-limit/store.js';
 import { loggerOptions } from './logging.js';
 import { AttackProtection } from './protection/attack-protection.js';
 import { createMemoryCounterStore } from './protection/memory-counter-store.js';
+import { proofIdsFor } from './protection/proof-ids.js';
 import { createRedisCounterStore } from './protection/redis-counter-store.js';
 import { EmailQueue } from './messaging/mailer.js';
 import { JobRunner } from './jobs/runner.js';
@@ -122,7 +123,7 @@ export async function closeServices(services: Services): Promise<void> {
   await services.tenantLogs.close();
   await services.rateLimitStore.close();
   await services.attackProtection.close();
-  if (services.proofReplay !== services.attackProtection.counters) await services.proofReplay.close();
+  await services.proofIds.close();
   await services.changes.close();
 }
 
@@ -138,9 +139,7 @@ function newServices(config: Config, prepared: Prepared): Services {
     clientOrigins: new ClientOrigins(prepared.store.db),
     configCache: new ConfigCache(prepared.store.db),
     attackProtection: new AttackProtection(prepared.store.db, counters, { sealer: prepared.sealer }),
-    // In memory, DPoP proof ids get a store of their own: the memory store evicts its oldest keys when full, and a
-    // flood of proofs (any key signs one) must not push out a user's brute-force count. Redis evicts nothing.
-    proofReplay: config.redisUrl ? counters : createMemoryCounterStore(),
+    proofIds: proofIdsFor(config, prepared.store, counters),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
     changes: changeBusFor(config, prepared.store),
     tenantLogs: new TenantLogWriter(prepared.store),

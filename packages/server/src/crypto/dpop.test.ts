@@ -7,7 +7,7 @@
 import { createPrivateKey, randomBytes, randomUUID, sign as nodeSign, type JsonWebKey } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type GenerateKeyPairResult } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryCounterStore } from '../protection/memory-counter-store.js';
+import { proofIdsInMemory } from '../protection/proof-ids.js';
 import { currentNonce, verifyDpopProof } from './dpop.js';
 import { createSealer } from './sealing.js';
 import { jwkThumbprint } from '../test-support/dpop.js';
@@ -17,8 +17,8 @@ const URL_ = 'https://id.example.com/oauth/token';
 
 describe('verifyDpopProof', () => {
   const sealer = createSealer(randomBytes(32));
-  const counters = createMemoryCounterStore();
-  const deps = { sealer, counters };
+  const proofIds = proofIdsInMemory();
+  const deps = { sealer, proofIds };
   let keys: GenerateKeyPairResult;
   let other: GenerateKeyPairResult;
 
@@ -31,7 +31,7 @@ describe('verifyDpopProof', () => {
     keys = await generateKeyPair('ES256', { extractable: true });
     other = await generateKeyPair('ES256', { extractable: true });
   });
-  afterAll(() => counters.close());
+  afterAll(() => proofIds.close());
 
   it('takes a proof, and gives the thumbprint of its key', async () => {
     expect(await check(await sign(keys, keys, claims()))).toEqual({ jkt: await jwkThumbprint(keys) });

@@ -4,8 +4,8 @@
  * with node:crypto on a KeyObject made once per key (see Cost below).
  *  - `typ` dpop+jwt; `alg` RS256, PS256 or ES256 (never none or a MAC); `jwk` public (no private members);
  *  - `htm` and `htu` (scheme, host and path; query and fragment ignored) name this very request;
- *  - `iat` within PROOF_WINDOW_S of now; `jti` single use within that window, recorded in the attack-counter
- *    store, so a replay fails on any node when the nodes share Redis;
+ *  - `iat` within PROOF_WINDOW_S of now; `jti` single use within that window, recorded where every process
+ *    that could see a replay looks (protection/proof-ids.ts: Redis, the database, or one process's memory);
  *  - `nonce` (§8): always required, from `DPoP-Nonce`; nonces are the time window sealed with the master key,
  *    so any node checks any node's nonce with no shared state, and they go stale after two windows;
  *  - `ath` (§4.3) when the proof goes with an access token: base64url SHA-256 of that token.
@@ -24,7 +24,7 @@
  */
 import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK, type JWTPayload } from 'jose';
-import type { AttackCounterStore } from '../protection/counter-store.js';
+import type { ProofIds } from '../protection/proof-ids.js';
 import type { Sealer } from './sealing.js';
 
 export const DPOP_ALGS = ['RS256', 'PS256', 'ES256'] as const;
@@ -61,7 +61,7 @@ export interface VerifiedProof {
 
 export interface DpopDependencies {
   sealer: Sealer;
-  counters: AttackCounterStore;
+  proofIds: ProofIds;
 }
 
 const nonces = new Map<string, string>();
@@ -208,7 +208,6 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
   if (!nonceIsFresh(deps.sealer, tenantId, payload.nonce, now)) throw new DpopProofError('nonce', 'Use the DPoP nonce the server provided (DPoP-Nonce)');
   // Recorded last: a proof refused for any other reason uses nothing up.
   const { jkt } = checked;
-  const fresh = await deps.counters.reserve(`dpop:${tenantId}:${jkt}:${payload.jti}`, 1, 2 * PROOF_WINDOW_S * 1000);
-  if (!fresh.allowed) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
+  if (!(await deps.proofIds.useOnce(`dpop:${tenantId}:${jkt}:${payload.jti}`, 2 * PROOF_WINDOW_S * 1000))) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
   return { jkt };
 }

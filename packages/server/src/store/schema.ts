@@ -102,6 +102,12 @@ export interface ConnectionClientsTable {
   tenant_id: string;
 }
 
+/** DPoP proof ids used (0042). */
+export interface UsedProofIdsTable {
+  id: string;
+  expires_at: number;
+}
+
 export interface UsedClientAssertionsTable {
   tenant_id: string;
   client_id: string;
@@ -241,6 +247,7 @@ export interface Database {
   connections: ConnectionsTable;
   connection_clients: ConnectionClientsTable;
   used_client_assertions: UsedClientAssertionsTable;
+  used_proof_ids: UsedProofIdsTable;
   users: UsersTable;
   roles: RolesTable;
   role_permissions: RolePermissionsTable;

@@ -33,6 +33,7 @@ import * as logRollups from './0033_log_rollups.js';
 import * as samlUpstreamLogout from './0034_saml_upstream_logout.js';
 import * as mfaEnrollmentTickets from './0035_mfa_enrollment_tickets.js';
 import * as onePendingEnrollment from './0040_one_pending_enrollment.js';
+import * as usedProofIds from './0042_used_proof_ids.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0034_saml_upstream_logout': samlUpstreamLogout,
   '0035_mfa_enrollment_tickets': mfaEnrollmentTickets,
   '0040_one_pending_enrollment': onePendingEnrollment,
+  '0042_used_proof_ids': usedProofIds,
 };
 
 export const migrationProvider: MigrationProvider = {
