@@ -96,6 +96,27 @@ export async function updateStream(db: Kysely<Database>, stream: EventStream): P
   );
 }
 
+/**
+ * Writes the columns `after` changes from `before` (its updatedAt from nextVersion), only while the stream is still at `before`'s version
+ * (store/concurrent-change.ts); false, and nothing written, when it changed since. Columns left alone keep what
+ * the delivery worker counted meanwhile (consecutive_failures).
+ */
+export async function updateStreamAsRead(db: Kysely<Database>, before: EventStream, after: EventStream): Promise<boolean> {
+  const previous = toRow(before);
+  const next = toRow(after);
+  const changed = (Object.keys(next) as (keyof EventStreamsTable)[]).filter((column) => column !== 'id' && column !== 'tenant_id' && column !== 'created_at' && next[column] !== previous[column]);
+  const result = await writeStreams(db, before.tenantId, (trx) =>
+    trx
+      .updateTable('event_streams')
+      .set(Object.fromEntries(changed.map((column) => [column, next[column]])))
+      .where('tenant_id', '=', before.tenantId)
+      .where('id', '=', before.id)
+      .where('updated_at', '=', before.updatedAt)
+      .executeTakeFirst(),
+  );
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export async function findStream(db: Kysely<Database>, tenantId: string, id: string): Promise<EventStream | undefined> {
   const row = await db.selectFrom('event_streams').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
   return row ? fromRow(row) : undefined;

@@ -25,6 +25,14 @@ describe.each(dialects)('concurrent PATCHes lose nothing (%s)', (dialect) => {
     });
     return { status: res.status, body: (await res.json()) as Json };
   };
+  /** Sends every change at once, then reads the object back: each change must have landed. */
+  const allLand = async (path: string, changes: Json[], read = path) => {
+    const answers = await Promise.all(changes.map((change) => call('PATCH', path, change)));
+    expect(answers.map((a) => a.status)).toEqual(Array<number>(changes.length).fill(200));
+    const after = (await call('GET', read)).body;
+    for (const change of changes) expect(after).toMatchObject(change);
+    return after;
+  };
   const keysOf = (value: unknown) => Object.keys(value as Json).sort();
   const expected = (prefix: string) => Array.from({ length: WRITERS }, (_, i) => `${prefix}${i}`).sort();
 
@@ -85,5 +93,46 @@ describe.each(dialects)('concurrent PATCHes lose nothing (%s)', (dialect) => {
     const answers = await Promise.all(Array.from({ length: WRITERS }, (_, i) => call('PATCH', `/organizations/${String(created.body.id)}`, { metadata: { [`m${i}`]: 'v' } })));
     expect(answers.map((a) => a.status)).toEqual(Array<number>(WRITERS).fill(200));
     expect(keysOf((await call('GET', `/organizations/${String(created.body.id)}`)).body.metadata)).toEqual(expected('m'));
+  });
+
+  it('resource server PATCHes of different fields at once: every change lands', async () => {
+    const created = await call('POST', '/resource-servers', { identifier: `https://api-${dialect}.example`, name: `api-${dialect}` });
+    expect(created.status).toBe(201);
+    await allLand(`/resource-servers/${String(created.body.id)}`, [
+      { name: `renamed-${dialect}` },
+      { token_lifetime: 1234 },
+      { allow_offline_access: true },
+      { skip_consent_for_verifiable_first_party_clients: false },
+      { scopes: [{ value: 'read:x', description: 'x' }] },
+      { enforce_policies: true },
+    ]);
+  });
+
+  it('connection PATCHes of different fields at once: every change lands', async () => {
+    const created = await call('POST', '/connections', { name: `conn-${dialect}`, strategy: 'auth0' });
+    expect(created.status).toBe(201);
+    await allLand(`/connections/${String(created.body.id)}`, [
+      { display_name: 'Shown' },
+      { metadata: { team: 'blue' } },
+      { is_domain_connection: true },
+      { show_as_button: true },
+      { realms: [`conn-${dialect}`, 'other'] },
+    ]);
+  });
+
+  it('event stream PATCHes of different fields at once: every change lands', async () => {
+    const created = await call('POST', '/event-streams', {
+      name: `stream-${dialect}`,
+      subscriptions: [{ event_type: 'user.created' }],
+      destination: { type: 'webhook', configuration: { webhook_endpoint: 'https://hooks.example.com/gatehouse', webhook_authorization: { method: 'bearer', token: 'tok-secret-1' } } },
+    });
+    expect(created.status).toBe(201);
+    await allLand(`/event-streams/${String(created.body.id)}`, [{ name: `stream2-${dialect}` }, { subscriptions: [{ event_type: 'user.updated' }] }, { status: 'disabled' }]);
+  });
+
+  it('attack protection PATCHes of different fields at once: every change lands, in each section', async () => {
+    await allLand('/attack-protection/brute-force-protection', [{ shields: ['block'] }, { max_attempts: 7 }, { allowlist: ['10.0.0.1'] }, { mode: 'count_per_identifier' }, { enabled: false }]);
+    await allLand('/attack-protection/suspicious-ip-throttling', [{ enabled: false }, { allowlist: ['10.1.1.1'] }, { shields: ['admin_notification'] }]);
+    await allLand('/attack-protection/breached-password-detection', [{ enabled: true }, { shields: ['block'] }, { admin_notification_frequency: ['daily'] }, { stage: { 'pre-change-password': { shields: ['block'] } } }]);
   });
 });
