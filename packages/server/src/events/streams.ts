@@ -89,17 +89,10 @@ export async function insertStream(db: Kysely<Database>, stream: EventStream): P
   await writeStreams(db, stream.tenantId, (trx) => trx.insertInto('event_streams').values(toRow(stream)).execute());
 }
 
-export async function updateStream(db: Kysely<Database>, stream: EventStream): Promise<void> {
-  const { id: _id, tenant_id: _tenant, created_at: _created, ...changes } = toRow(stream);
-  await writeStreams(db, stream.tenantId, (trx) =>
-    trx.updateTable('event_streams').set(changes).where('tenant_id', '=', stream.tenantId).where('id', '=', stream.id).execute(),
-  );
-}
-
 /**
- * Writes the columns `after` changes from `before` (its updatedAt from nextVersion), only while the stream is still at `before`'s version
- * (store/concurrent-change.ts); false, and nothing written, when it changed since. Columns left alone keep what
- * the delivery worker counted meanwhile (consecutive_failures).
+ * Writes the columns `after` changes from `before` (its updatedAt from nextVersion), only while the stream is
+ * still at `before`'s version (store/concurrent-change.ts); false, and nothing written, when it changed since.
+ * Columns left alone keep what the delivery worker counted meanwhile (consecutive_failures).
  */
 export async function updateStreamAsRead(db: Kysely<Database>, before: EventStream, after: EventStream): Promise<boolean> {
   const previous = toRow(before);

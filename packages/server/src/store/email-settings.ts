@@ -13,9 +13,11 @@ export async function insertEmailProvider(db: Kysely<Database>, row: EmailProvid
   await db.insertInto('email_providers').values(row).execute();
 }
 
-export async function updateEmailProvider(db: Kysely<Database>, row: EmailProviderRow): Promise<void> {
+/** Writes the provider only while it is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateEmailProviderAsRead(db: Kysely<Database>, row: EmailProviderRow, readAt: number): Promise<boolean> {
   const { tenant_id, ...fields } = row;
-  await db.updateTable('email_providers').set(fields).where('tenant_id', '=', tenant_id).execute();
+  const result = await db.updateTable('email_providers').set(fields).where('tenant_id', '=', tenant_id).where('updated_at', '=', readAt).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function deleteEmailProvider(db: Kysely<Database>, tenantId: string): Promise<boolean> {
