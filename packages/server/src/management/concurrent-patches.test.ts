@@ -200,4 +200,12 @@ describe.each(dialects)('concurrent PATCHes lose nothing (%s)', (dialect) => {
     const settings = (await call('GET', '/guardian/settings')).body;
     for (const change of changes) expect(settings).toMatchObject(change);
   });
+
+  it('email template PATCHes of different fields at once: every change lands, and PUTs at once all answer', async () => {
+    const template = { syntax: 'liquid', enabled: true, body: '<p>Hello {{ user.email }}</p><a href="{{ url }}">Confirm</a>', subject: 'Confirm' };
+    // Two replacements at once once raced to insert the same row (delete, then insert) and one failed.
+    const put = await Promise.all([call('PUT', '/email-templates/verify_email', template), call('PUT', '/email-templates/verify_email', template)]);
+    expect(put.map((a) => a.status)).toEqual([200, 200]);
+    await allLand('/email-templates/verify_email', [{ subject: 'Please confirm' }, { enabled: false }, { resultUrl: 'https://app.example/done' }, { urlLifetimeInSeconds: 7200 }]);
+  });
 });
