@@ -4,10 +4,11 @@ import { ManagementApi } from './api.js';
 import { signOut, type SignedIn } from './auth.js';
 import { lazyPage } from './components/lazyPage.js';
 import { PageBoundary } from './components/PageBoundary.js';
+import { SectionsNav } from './components/SectionsNav.js';
 import type { ConsoleConfig } from './config.js';
 import { Home } from './pages/Home.js';
 import { NoAccess } from './pages/NoAccess.js';
-import { href, useRoute } from './router.js';
+import { useRoute } from './router.js';
 
 // Every page but the home page is its own chunk (the bundle budget: README), preloaded once the console is up.
 const ApplicationDetail = lazyPage(() => import('./pages/ApplicationDetail.js').then((m) => m.ApplicationDetail));
@@ -78,17 +79,7 @@ export function App({ config, session }: { config: ConsoleConfig; session: Signe
       </a>
       <header className="top">
         <span className="brand">{config.tenantName} · Console</span>
-        <nav aria-label="Sections">
-          <ul>
-            {SECTIONS.map((s) => (
-              <li key={s.path}>
-                <a href={href(...(s.path ? [s.path] : []))} aria-current={section === s.path || (s.path === 'event-streams' && section === 'deliveries') ? 'page' : undefined}>
-                  {s.label}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
+        <SectionsNav sections={SECTIONS} current={(path) => section === path || (path === 'event-streams' && section === 'deliveries')} />
         <span className="who">
           {session.who}
           <button type="button" onClick={() => void signOut(session.client)}>

@@ -1,6 +1,6 @@
-/** The console's small shared pieces: loading data, errors in place, confirmation, paging, URL lists. */
-import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { messageOf, type ManagementApi } from './api.js';
+/** The console's small shared pieces: loading data, errors in place, paging, URL lists (confirmation: components/ConfirmButton). */
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { messageOf } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -42,68 +42,6 @@ export function Notice({ children }: { children: ReactNode }) {
     <p className="notice" role="status">
       {children}
     </p>
-  );
-}
-
-/**
- * A button that asks before doing something that cannot be undone, in a modal <dialog> (focus moves into it,
- * Escape cancels, as the browser does for modal dialogs).
- */
-export function ConfirmButton(props: { label: string; question: string; confirmLabel: string; danger?: boolean; onConfirm: () => Promise<void> | void; accessibleName?: string }) {
-  const dialog = useRef<HTMLDialogElement>(null);
-  const [busy, setBusy] = useState(false);
-  // Unique per button: a table may hold one "Remove" a row.
-  const questionId = useId();
-  return (
-    <>
-      <button type="button" className={props.danger ? 'danger' : ''} aria-label={props.accessibleName} onClick={() => dialog.current?.showModal()}>
-        {props.label}
-      </button>
-      <dialog ref={dialog} aria-labelledby={questionId}>
-        <p id={questionId}>{props.question}</p>
-        <div className="actions">
-          <button type="button" onClick={() => dialog.current?.close()}>
-            Cancel
-          </button>
-          <button
-            type="button"
-            className={props.danger ? 'danger' : 'primary'}
-            disabled={busy}
-            onClick={async () => {
-              setBusy(true);
-              try {
-                await props.onConfirm();
-              } finally {
-                setBusy(false);
-                dialog.current?.close();
-              }
-            }}
-          >
-            {props.confirmLabel}
-          </button>
-        </div>
-      </dialog>
-    </>
-  );
-}
-
-/** A confirmed DELETE of `path`: `then` runs once it is gone; the API's refusal goes to `onError`, shown in place. */
-export function DeleteButton(props: { api: ManagementApi; path: string; label: string; question: string; confirmLabel: string; then: () => void; onError: (message: string) => void }) {
-  return (
-    <ConfirmButton
-      label={props.label}
-      question={props.question}
-      confirmLabel={props.confirmLabel}
-      danger
-      onConfirm={async () => {
-        try {
-          await props.api.request('DELETE', props.path);
-          props.then();
-        } catch (err) {
-          props.onError(messageOf(err));
-        }
-      }}
-    />
   );
 }
 

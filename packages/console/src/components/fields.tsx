@@ -61,14 +61,16 @@ export function Choices<T extends string>({ legend, options, value, onValue }: {
   return (
     <fieldset>
       <legend>{legend}</legend>
-      {options.map(([option, text]) => (
-        <CheckField
-          key={option}
-          label={text}
-          checked={value.includes(option)}
-          onValue={(on) => onValue(on ? [...value.filter((v) => v !== option), option] : value.filter((v) => v !== option))}
-        />
-      ))}
+      <div className="choices">
+        {options.map(([option, text]) => (
+          <CheckField
+            key={option}
+            label={text}
+            checked={value.includes(option)}
+            onValue={(on) => onValue(on ? [...value.filter((v) => v !== option), option] : value.filter((v) => v !== option))}
+          />
+        ))}
+      </div>
     </fieldset>
   );
 }

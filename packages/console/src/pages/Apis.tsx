@@ -2,10 +2,15 @@
  * APIs (resource servers): the list (paged), creating one with its identifier and scopes, and one API's page:
  * scopes, RBAC settings, and which machine-to-machine applications may get tokens for it (client grants).
  */
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { DeleteButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { DeleteButton } from '../components/ConfirmButton.js';
+import { DataTable, usePagedList } from '../components/DataTable.js';
+import { TextArea, TextField } from '../components/fields.js';
+import { FormCard } from '../components/FormCard.js';
+import { SwitchField } from '../components/SwitchField.js';
+import { ErrorNotice, Notice, useLoad } from '../ui.js';
 import type { Application } from './Applications.js';
 
 export interface Scope {
@@ -32,8 +37,6 @@ export interface ClientGrant {
   scope: string[];
 }
 
-const PER_PAGE = 20;
-
 /** "read:orders Read orders" lines → scopes; the first word is the value, the rest its description. */
 export function scopesOf(text: string): Scope[] {
   return text
@@ -51,80 +54,50 @@ function CreateApi({ api }: { api: ManagementApi }) {
   const [name, setName] = useState('');
   const [identifier, setIdentifier] = useState('');
   const [scopes, setScopes] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.request<ResourceServer>('POST', '/resource-servers', { name: name.trim(), identifier: identifier.trim(), scopes: scopesOf(scopes) });
-      go('apis', created.id);
-    } catch (err) {
-      setError(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <form className="card" onSubmit={submit} aria-labelledby="create-api">
-      <h2 id="create-api">Create an API</h2>
+    <FormCard
+      title="Create an API"
+      submitLabel="Create API"
+      onSubmit={async () => {
+        const created = await api.request<ResourceServer>('POST', '/resource-servers', { name: name.trim(), identifier: identifier.trim(), scopes: scopesOf(scopes) });
+        go('apis', created.id);
+      }}
+    >
       <div className="row by-label">
-        <div className="field grow">
-          <label htmlFor="api-name">Name</label>
-          <input id="api-name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
-        </div>
-        <div className="field grow">
-          <label htmlFor="api-identifier">Identifier</label>
-          <input
-            id="api-identifier"
-            required
-            maxLength={600}
-            placeholder="https://orders.example.com/api"
-            aria-describedby="api-identifier-hint"
-            value={identifier}
-            onChange={(e) => setIdentifier(e.target.value)}
-          />
-          <small id="api-identifier-hint">The audience applications ask tokens for. It cannot be changed later.</small>
-        </div>
+        <TextField grow label="Name" required maxLength={200} value={name} onValue={setName} />
+        <TextField
+          grow
+          label="Identifier"
+          hint="The audience applications ask tokens for. It cannot be changed later."
+          required
+          maxLength={600}
+          placeholder="https://orders.example.com/api"
+          value={identifier}
+          onValue={setIdentifier}
+        />
       </div>
-      <div className="field">
-        <label htmlFor="api-scopes">Scopes</label>
-        <textarea id="api-scopes" rows={3} placeholder="read:orders Read orders" aria-describedby="api-scopes-hint" value={scopes} onChange={(e) => setScopes(e.target.value)} />
-        <small id="api-scopes-hint">One a line: the scope, then an optional description.</small>
-      </div>
-      <ErrorNotice message={error} />
-      <div className="actions">
-        <button type="submit" className="primary" disabled={busy}>
-          Create API
-        </button>
-      </div>
-    </form>
+      <TextArea label="Scopes" hint="One a line: the scope, then an optional description." placeholder="read:orders Read orders" value={scopes} onValue={setScopes} />
+    </FormCard>
   );
 }
 
 export function Apis({ api }: { api: ManagementApi }) {
-  const [page, setPage] = useState(0);
-  const list = useLoad(() => api.page<ResourceServer>('/resource-servers', 'resource_servers', page, PER_PAGE), [page]);
+  const paged = usePagedList<ResourceServer>(api, '/resource-servers', 'resource_servers');
   return (
     <>
       <h1>APIs</h1>
       <p className="lead">The APIs your applications get access tokens for: each is an audience with its scopes.</p>
       <CreateApi api={api} />
-      <ErrorNotice message={list.error} />
-      <table>
-        <caption className="visually-hidden">APIs of this tenant</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Identifier</th>
-            <th scope="col">Scopes</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.items.map((rs) => (
-            <tr key={rs.id}>
-              <td data-label="Name">
+      <DataTable
+        caption="APIs of this tenant"
+        paged={paged}
+        rowKey={(rs) => rs.id}
+        empty="No APIs yet."
+        columns={[
+          {
+            label: 'Name',
+            cell: (rs) => (
+              <>
                 <a href={href('apis', rs.id)}>{rs.name}</a>
                 {rs.is_system && (
                   <>
@@ -132,17 +105,13 @@ export function Apis({ api }: { api: ManagementApi }) {
                     <span className="badge">System</span>
                   </>
                 )}
-              </td>
-              <td data-label="Identifier">
-                <code>{rs.identifier}</code>
-              </td>
-              <td data-label="Scopes">{rs.scopes.length}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {list.loading && !list.data && <p className="loading">Loading…</p>}
-      {list.data && <Pager page={page} perPage={PER_PAGE} total={list.data.total} onPage={setPage} />}
+              </>
+            ),
+          },
+          { label: 'Identifier', cell: (rs) => <code>{rs.identifier}</code> },
+          { label: 'Scopes', cell: (rs) => rs.scopes.length },
+        ]}
+      />
     </>
   );
 }
@@ -199,7 +168,6 @@ export function ApiDetail({ api, id }: { api: ManagementApi; id: string }) {
   const [rbac, setRbac] = useState(false);
   const [permissionsInToken, setPermissionsInToken] = useState(false);
   const [error, setError] = useState<string>();
-  const [saved, setSaved] = useState(false);
   useEffect(() => {
     const rs = loaded.data;
     if (!rs) return;
@@ -211,22 +179,15 @@ export function ApiDetail({ api, id }: { api: ManagementApi; id: string }) {
   if (loaded.error) return <ErrorNotice message={loaded.error} />;
   if (!rs) return <p className="loading">Loading…</p>;
 
-  const save = async (event: FormEvent) => {
-    event.preventDefault();
-    setError(undefined);
-    setSaved(false);
+  const save = async () => {
     const profile = (rs.token_dialect ?? 'access_token').startsWith('rfc9068') ? 'rfc9068_profile' : 'access_token';
-    try {
-      await api.request('PATCH', path, {
-        scopes: scopesOf(scopes),
-        enforce_policies: rbac,
-        token_dialect: rbac && permissionsInToken ? `${profile}_authz` : profile,
-      });
-      setSaved(true);
-      loaded.reload();
-    } catch (err) {
-      setError(messageOf(err));
-    }
+    await api.request('PATCH', path, {
+      scopes: scopesOf(scopes),
+      enforce_policies: rbac,
+      token_dialect: rbac && permissionsInToken ? `${profile}_authz` : profile,
+    });
+    loaded.reload();
+    return 'Saved.';
   };
   return (
     <>
@@ -254,34 +215,17 @@ export function ApiDetail({ api, id }: { api: ManagementApi; id: string }) {
         <Notice>This is the Management API itself: its scopes and settings are fixed.</Notice>
       ) : (
         <>
-          <form className="card" onSubmit={save} aria-labelledby="api-settings">
-            <h2 id="api-settings">Scopes and access</h2>
-            <div className="field">
-              <label htmlFor="scopes">Scopes</label>
-              <textarea id="scopes" rows={4} aria-describedby="scopes-hint" value={scopes} onChange={(e) => setScopes(e.target.value)} />
-              <small id="scopes-hint">One a line: the scope, then an optional description.</small>
+          <FormCard title="Scopes and access" submitLabel="Save changes" onSubmit={save}>
+            <TextArea label="Scopes" hint="One a line: the scope, then an optional description." rows={4} value={scopes} onValue={setScopes} />
+            <div className="check-group">
+              <SwitchField label="Enable RBAC: a user's token holds only the scopes their roles grant" checked={rbac} onValue={setRbac} />
+              <SwitchField label={<>Add the permissions to the access token (a <code>permissions</code> claim)</>} checked={permissionsInToken} disabled={!rbac} onValue={setPermissionsInToken} />
             </div>
-            <div className="field">
-              <label className="check">
-                <input type="checkbox" checked={rbac} onChange={(e) => setRbac(e.target.checked)} />
-                Enable RBAC: a user's token holds only the scopes their roles grant
-              </label>
-              <label className="check">
-                <input type="checkbox" checked={permissionsInToken} disabled={!rbac} onChange={(e) => setPermissionsInToken(e.target.checked)} />
-                Add the permissions to the access token (a <code>permissions</code> claim)
-              </label>
-            </div>
-            <ErrorNotice message={error} />
-            {saved && <Notice>Saved.</Notice>}
-            <div className="actions">
-              <button type="submit" className="primary">
-                Save changes
-              </button>
-            </div>
-          </form>
+          </FormCard>
           <MachineAccess api={api} rs={rs} />
           <section className="card" aria-labelledby="danger">
             <h2 id="danger">Delete</h2>
+            <ErrorNotice message={error} />
             <DeleteButton api={api} path={path} label="Delete API" question={`Delete ${rs.name}? Applications can no longer get tokens for ${rs.identifier}.`} confirmLabel="Delete" then={() => go('apis')} onError={setError} />
           </section>
         </>

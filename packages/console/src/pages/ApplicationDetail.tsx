@@ -6,7 +6,9 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { href } from '../router.js';
-import { ConfirmButton, ErrorNotice, Notice, Pager, SecretOnce, UrlList, urls, useLoad } from '../ui.js';
+import { ConfirmButton } from '../components/ConfirmButton.js';
+import { DetailTabs } from '../components/DetailTabs.js';
+import { ErrorNotice, Notice, Pager, SecretOnce, UrlList, urls, useLoad } from '../ui.js';
 import type { ClientGrant, ResourceServer } from './Apis.js';
 import { APP_TYPES, createdSecrets, listConnections, type Application } from './Applications.js';
 import { TestLogin } from './TestLogin.js';
@@ -224,6 +226,7 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
   const [secret] = useState<string | undefined>(() => createdSecrets.get(id));
   // A rotated secret is shown where it was asked for, in the credentials card.
   const [rotated, setRotated] = useState<string>();
+  const [rotateError, setRotateError] = useState<string>();
   useEffect(() => {
     // Shown once: forget it as soon as this page has it.
     createdSecrets.delete(id);
@@ -236,6 +239,7 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
   if (loaded.error) return <ErrorNotice message={loaded.error} />;
   if (!app || !draft) return <p className="loading">Loading…</p>;
   const confidential = app.token_endpoint_auth_method !== undefined && app.token_endpoint_auth_method !== 'none';
+  const machine = app.app_type === 'non_interactive';
 
   const save = async (event: FormEvent) => {
     event.preventDefault();
@@ -282,80 +286,106 @@ export function ApplicationDetail({ api, id, domain }: { api: ManagementApi; id:
         </div>
       </dl>
       {secret && <SecretOnce label="Client secret" value={secret} />}
-      {app.app_type === 'non_interactive' && <MachineQuickStart api={api} app={app} domain={domain} {...((rotated ?? secret) !== undefined && { secret: rotated ?? secret })} />}
-      <form className="card" onSubmit={save} aria-labelledby="settings">
-        <h2 id="settings">Settings</h2>
-        <div className="field">
-          <label htmlFor="name">Name</label>
-          <input id="name" required maxLength={128} value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
-        </div>
-        <div className="field">
-          <label htmlFor="description">Description</label>
-          <input id="description" maxLength={140} value={draft.description} onChange={(e) => setDraft({ ...draft, description: e.target.value })} />
-        </div>
-        {app.app_type !== 'non_interactive' && (
-          <>
-        <UrlList id="callbacks" label="Allowed callback URLs" hint="One a line. Where the login may send the browser back with the result." value={draft.callbacks} onChange={set('callbacks')} />
-        <UrlList id="logout-urls" label="Allowed logout URLs" hint="One a line. Where /v2/logout may return to." value={draft.allowed_logout_urls} onChange={set('allowed_logout_urls')} />
-        <UrlList id="web-origins" label="Allowed web origins" hint="One a line (scheme://host:port). Silent sign-in and web_message answer these." value={draft.web_origins} onChange={set('web_origins')} />
-        <UrlList id="allowed-origins" label="Allowed origins (CORS)" hint="One a line. Browsers on these origins may call the authentication API." value={draft.allowed_origins} onChange={set('allowed_origins')} />
-          </>
-        )}
-        <fieldset>
-          <legend>Grant types</legend>
-          <div className="choices">
-            {GRANT_TYPES.map(([value, label]) => (
-              <label className="check" key={value}>
-                <input
-                  type="checkbox"
-                  checked={draft.grant_types.includes(value)}
-                  onChange={() => setDraft({ ...draft, grant_types: draft.grant_types.includes(value) ? draft.grant_types.filter((g) => g !== value) : [...draft.grant_types, value] })}
+      <DetailTabs
+        label="Parts of this application"
+        tabs={[
+          machine && {
+            id: 'quick-start',
+            label: 'Quick start',
+            content: <MachineQuickStart api={api} app={app} domain={domain} {...((rotated ?? secret) !== undefined && { secret: rotated ?? secret })} />,
+          },
+          {
+            id: 'settings',
+            label: 'Settings',
+            content: (
+              <form className="card" onSubmit={save} aria-labelledby="settings">
+                <h2 id="settings">Settings</h2>
+                <div className="field">
+                  <label htmlFor="name">Name</label>
+                  <input id="name" required maxLength={128} value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} />
+                </div>
+                <div className="field">
+                  <label htmlFor="description">Description</label>
+                  <input id="description" maxLength={140} value={draft.description} onChange={(e) => setDraft({ ...draft, description: e.target.value })} />
+                </div>
+                {!machine && (
+                  <>
+                  <UrlList id="callbacks" label="Allowed callback URLs" hint="One a line. Where the login may send the browser back with the result." value={draft.callbacks} onChange={set('callbacks')} />
+                  <UrlList id="logout-urls" label="Allowed logout URLs" hint="One a line. Where /v2/logout may return to." value={draft.allowed_logout_urls} onChange={set('allowed_logout_urls')} />
+                  <UrlList id="web-origins" label="Allowed web origins" hint="One a line (scheme://host:port). Silent sign-in and web_message answer these." value={draft.web_origins} onChange={set('web_origins')} />
+                  <UrlList id="allowed-origins" label="Allowed origins (CORS)" hint="One a line. Browsers on these origins may call the authentication API." value={draft.allowed_origins} onChange={set('allowed_origins')} />
+                  </>
+                )}
+                <fieldset>
+                  <legend>Grant types</legend>
+                  <div className="choices">
+                    {GRANT_TYPES.map(([value, label]) => (
+                      <label className="check" key={value}>
+                        <input
+                          type="checkbox"
+                          checked={draft.grant_types.includes(value)}
+                          onChange={() => setDraft({ ...draft, grant_types: draft.grant_types.includes(value) ? draft.grant_types.filter((g) => g !== value) : [...draft.grant_types, value] })}
+                        />
+                        {label}
+                      </label>
+                    ))}
+                  </div>
+                </fieldset>
+                <ErrorNotice message={error} />
+                {saved && <Notice>Saved.</Notice>}
+                <div className="actions">
+                  <button type="submit" className="primary">
+                    Save changes
+                  </button>
+                </div>
+              </form>
+            ),
+          },
+          !machine && { id: 'connections', label: 'Connections', content: <AppConnections api={api} app={app} /> },
+          !machine && { id: 'test-login', label: 'Test login', content: <TestLogin app={app} domain={domain} onAllowed={loaded.reload} api={api} /> },
+          !machine &&
+            app.grant_types?.includes('client_credentials') === true && {
+              id: 'api-access',
+              label: 'API access',
+              content: (
+                <section className="card" aria-labelledby="api-access">
+                  <h2 id="api-access">API access</h2>
+                  <p>The APIs this application may get tokens for with its own credentials (client_credentials).</p>
+                  <ClientGrants api={api} app={app} />
+                </section>
+              ),
+            },
+          confidential && {
+            id: 'credentials',
+            label: 'Credentials',
+            content: (
+              <section className="card" aria-labelledby="credentials">
+                <h2 id="credentials">Credentials</h2>
+                <p>
+                  The application authenticates with <code>{app.token_endpoint_auth_method}</code>. The secret is never shown again after it is made, nor kept by the console. Rotating makes a new one; the old one stops working at once.
+                </p>
+                <ConfirmButton
+                  label="Rotate secret"
+                  question={`Rotate the secret of ${app.name}? Every service using the current secret will fail until it has the new one.`}
+                  confirmLabel="Rotate"
+                  danger
+                  onConfirm={async () => {
+                    setRotateError(undefined);
+                    try {
+                      const answer = await api.request<Application>('POST', `/clients/${encodeURIComponent(id)}/rotate-secret`);
+                      setRotated(answer.client_secret);
+                    } catch (err) {
+                      setRotateError(messageOf(err));
+                    }
+                  }}
                 />
-                {label}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <ErrorNotice message={error} />
-        {saved && <Notice>Saved.</Notice>}
-        <div className="actions">
-          <button type="submit" className="primary">
-            Save changes
-          </button>
-        </div>
-      </form>
-      {app.app_type !== 'non_interactive' && <AppConnections api={api} app={app} />}
-      {app.app_type !== 'non_interactive' && <TestLogin app={app} domain={domain} onAllowed={loaded.reload} api={api} />}
-      {app.app_type !== 'non_interactive' && app.grant_types?.includes('client_credentials') && (
-        <section className="card" aria-labelledby="api-access">
-          <h2 id="api-access">API access</h2>
-          <p>The APIs this application may get tokens for with its own credentials (client_credentials).</p>
-          <ClientGrants api={api} app={app} />
-        </section>
-      )}
-      {confidential && (
-        <section className="card" aria-labelledby="credentials">
-          <h2 id="credentials">Credentials</h2>
-          <p>
-            The application authenticates with <code>{app.token_endpoint_auth_method}</code>. The secret is never shown again after it is made, nor kept by the console. Rotating makes a new one; the old one stops working at once.
-          </p>
-          <ConfirmButton
-            label="Rotate secret"
-            question={`Rotate the secret of ${app.name}? Every service using the current secret will fail until it has the new one.`}
-            confirmLabel="Rotate"
-            danger
-            onConfirm={async () => {
-              try {
-                const answer = await api.request<Application>('POST', `/clients/${encodeURIComponent(id)}/rotate-secret`);
-                setRotated(answer.client_secret);
-              } catch (err) {
-                setError(messageOf(err));
-              }
-            }}
-          />
-          {rotated && <SecretOnce label="New client secret" value={rotated} />}
-        </section>
-      )}
+                <ErrorNotice message={rotateError} />
+                {rotated && <SecretOnce label="New client secret" value={rotated} />}
+              </section>
+            ),
+          },
+        ]}
+      />
     </>
   );
 }

@@ -1,8 +1,10 @@
 /** Applications: the list (paged), creating one by type, and the secret of a new confidential one shown once. */
-import { useState, type FormEvent } from 'react';
-import { messageOf, type ManagementApi } from '../api.js';
+import { useState } from 'react';
+import type { ManagementApi } from '../api.js';
+import { DataTable, usePagedList } from '../components/DataTable.js';
+import { SelectField, TextField } from '../components/fields.js';
+import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ErrorNotice, Pager, useLoad } from '../ui.js';
 
 export interface Application {
   client_id: string;
@@ -18,8 +20,6 @@ export interface Application {
   token_endpoint_auth_method?: string;
   is_first_party?: boolean;
 }
-
-const PER_PAGE = 20;
 
 export const APP_TYPES: Record<string, { label: string; body: Record<string, unknown> }> = {
   spa: {
@@ -55,90 +55,49 @@ export const createdSecrets = new Map<string, string>();
 function CreateApplication({ api }: { api: ManagementApi }) {
   const [name, setName] = useState('');
   const [type, setType] = useState('spa');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.request<Application>('POST', '/clients', { name: name.trim(), ...APP_TYPES[type]!.body });
-      if (created.client_secret) createdSecrets.set(created.client_id, created.client_secret);
-      // An application people log in to needs a connection: the database ones are enabled for it, as a
-      // dashboard does, so a new app can log in at once (its page can turn them off).
-      if (type !== 'non_interactive') {
-        for (const connection of (await listConnections(api)).filter((c) => c.strategy === 'auth0')) {
-          await api.request('PATCH', `/connections/${encodeURIComponent(connection.id)}/clients`, [{ client_id: created.client_id, status: true }]);
-        }
-      }
-      go('applications', created.client_id);
-    } catch (err) {
-      setError(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <form className="card" onSubmit={submit} aria-labelledby="create-app">
-      <h2 id="create-app">Create an application</h2>
-      <div className="row">
-        <div className="field">
-          <label htmlFor="app-name">Name</label>
-          <input id="app-name" required maxLength={128} value={name} onChange={(e) => setName(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="app-type">Type</label>
-          <select id="app-type" value={type} onChange={(e) => setType(e.target.value)}>
-            {Object.entries(APP_TYPES).map(([value, { label }]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button type="submit" className="primary" disabled={busy}>
-          Create
-        </button>
+    <FormCard
+      title="Create an application"
+      submitLabel="Create"
+      intro={<p className="muted small">Applications people log in to start with the tenant's database connections enabled.</p>}
+      onSubmit={async () => {
+        const created = await api.request<Application>('POST', '/clients', { name: name.trim(), ...APP_TYPES[type]!.body });
+        if (created.client_secret) createdSecrets.set(created.client_id, created.client_secret);
+        // An application people log in to needs a connection: the database ones are enabled for it, as a
+        // dashboard does, so a new app can log in at once (its page can turn them off).
+        if (type !== 'non_interactive') {
+          for (const connection of (await listConnections(api)).filter((c) => c.strategy === 'auth0')) {
+            await api.request('PATCH', `/connections/${encodeURIComponent(connection.id)}/clients`, [{ client_id: created.client_id, status: true }]);
+          }
+        }
+        go('applications', created.client_id);
+      }}
+    >
+      <div className="row by-label">
+        <TextField grow label="Name" required maxLength={128} value={name} onValue={setName} />
+        <SelectField grow label="Type" value={type} onValue={setType} choices={Object.entries(APP_TYPES).map(([value, { label }]) => [value, label] as const)} />
       </div>
-      <p className="muted small">Applications people log in to start with the tenant's database connections enabled.</p>
-      <ErrorNotice message={error} />
-    </form>
+    </FormCard>
   );
 }
 
 export function Applications({ api }: { api: ManagementApi }) {
-  const [page, setPage] = useState(0);
-  const list = useLoad(() => api.page<Application>('/clients', 'clients', page, PER_PAGE, { fields: 'client_id,name,app_type,description', include_fields: 'true' }), [page]);
+  const paged = usePagedList<Application>(api, '/clients', 'clients', 20, { fields: 'client_id,name,app_type,description', include_fields: 'true' });
   return (
     <>
       <h1>Applications</h1>
       <CreateApplication api={api} />
-      <ErrorNotice message={list.error} />
-      <table>
-        <caption className="visually-hidden">Applications of this tenant</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Client ID</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.items.map((app) => (
-            <tr key={app.client_id}>
-              <td data-label="Name">
-                <a href={href('applications', app.client_id)}>{app.name}</a>
-              </td>
-              <td data-label="Type">{APP_TYPES[app.app_type ?? '']?.label ?? app.app_type ?? '—'}</td>
-              <td data-label="Client ID">
-                <code>{app.client_id}</code>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {list.loading && !list.data && <p className="loading">Loading…</p>}
-      {list.data && <Pager page={page} perPage={PER_PAGE} total={list.data.total} onPage={setPage} />}
+      <DataTable
+        caption="Applications of this tenant"
+        paged={paged}
+        rowKey={(app) => app.client_id}
+        empty="No applications yet."
+        columns={[
+          { label: 'Name', cell: (app) => <a href={href('applications', app.client_id)}>{app.name}</a> },
+          { label: 'Type', cell: (app) => APP_TYPES[app.app_type ?? '']?.label ?? app.app_type ?? '—' },
+          { label: 'Client ID', cell: (app) => <code>{app.client_id}</code> },
+        ]}
+      />
     </>
   );
 }

@@ -4,7 +4,8 @@
  */
 import { useEffect, useState } from 'react';
 import type { ManagementApi } from '../api.js';
-import { Choices, linesOf, SelectField, TextArea, TextField, CheckField } from '../components/fields.js';
+import { Choices, linesOf, SelectField, TextArea, TextField } from '../components/fields.js';
+import { SwitchField } from '../components/SwitchField.js';
 import { FormCard } from '../components/FormCard.js';
 import { ErrorNotice, useLoad } from '../ui.js';
 
@@ -67,7 +68,7 @@ function BruteForceCard({ api }: { api: ManagementApi }) {
         return 'Saved.';
       }}
     >
-      <CheckField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
+      <SwitchField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
       <div className="row by-label">
         <TextField
           grow
@@ -129,7 +130,7 @@ function SuspiciousIpCard({ api }: { api: ManagementApi }) {
         return 'Saved.';
       }}
     >
-      <CheckField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
+      <SwitchField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
       <div className="row by-label">
         <TextField grow label="Failed logins allowed per IP address" type="number" min={1} required value={String(draft.stage['pre-login'].max_attempts)} onValue={(v) => stage('pre-login', 'max_attempts', v)} />
         <TextField
@@ -194,7 +195,7 @@ function BreachedPasswordCard({ api }: { api: ManagementApi }) {
         return 'Saved.';
       }}
     >
-      <CheckField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
+      <SwitchField label="Enabled" checked={draft.enabled} onValue={(enabled) => setDraft({ ...draft, enabled })} />
       <SelectField
         label="Detection"
         value={draft.method}

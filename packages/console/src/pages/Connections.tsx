@@ -7,9 +7,11 @@ import { useEffect, useState } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { DataTable, usePagedList } from '../components/DataTable.js';
 import { CheckField, SelectField, TextArea, TextField } from '../components/fields.js';
+import { SwitchField } from '../components/SwitchField.js';
 import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { DeleteButton, ErrorNotice, useLoad } from '../ui.js';
+import { DeleteButton } from '../components/ConfirmButton.js';
+import { ErrorNotice, useLoad } from '../ui.js';
 import { formValue, optionsToSend, STRATEGIES, strategyInfo, type OptionField, type StrategyInfo } from './connection-strategies.js';
 
 export interface Connection {
@@ -51,7 +53,7 @@ function OptionInput({ field, value, onValue, editing }: { field: OptionField; v
   const secretHint = editing ? 'Write-only: stored, never shown. Leave empty to keep it.' : 'Write-only: it is stored sealed and never shown again.';
   switch (field.kind) {
     case 'check':
-      return <CheckField label={field.label} checked={value === true} onValue={onValue} />;
+      return <SwitchField label={field.label} checked={value === true} onValue={onValue} />;
     case 'select': {
       const choices = field.choices ?? [];
       return <SelectField label={field.label} hint={field.hint} value={text} onValue={onValue} choices={choices.some(([v]) => v === text) ? choices : [['', '(not set)'], ...choices]} />;

@@ -5,7 +5,10 @@
 import { useState, type FormEvent } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, ErrorNotice, useLoad } from '../ui.js';
+import { ConfirmButton } from '../components/ConfirmButton.js';
+import { Choices, TextField } from '../components/fields.js';
+import { FormCard } from '../components/FormCard.js';
+import { ErrorNotice, useLoad } from '../ui.js';
 import { StreamDeliveries, type Delivery, type Stream } from './Deliveries.js';
 
 /** The contract's event types (the API checks them; this list only fills the choices). */
@@ -44,73 +47,35 @@ function CreateStream({ api }: { api: ManagementApi }) {
   const [url, setUrl] = useState('');
   const [token, setToken] = useState('');
   const [types, setTypes] = useState<string[]>(['user.created', 'user.updated', 'user.deleted']);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.request<Stream>('POST', '/event-streams', {
-        name: name.trim(),
-        subscriptions: types.map((event_type) => ({ event_type })),
-        destination: { type: 'webhook', configuration: { webhook_endpoint: url.trim(), webhook_authorization: { method: 'bearer', token } } },
-      });
-      go('event-streams', created.id);
-    } catch (err) {
-      setError(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <form className="card" onSubmit={submit} aria-labelledby="create-stream">
-      <h2 id="create-stream">Create an event stream</h2>
+    <FormCard
+      title="Create an event stream"
+      submitLabel="Create stream"
+      onSubmit={async () => {
+        const created = await api.request<Stream>('POST', '/event-streams', {
+          name: name.trim(),
+          subscriptions: types.map((event_type) => ({ event_type })),
+          destination: { type: 'webhook', configuration: { webhook_endpoint: url.trim(), webhook_authorization: { method: 'bearer', token } } },
+        });
+        go('event-streams', created.id);
+      }}
+    >
       <div className="row by-label">
-        <div className="field grow">
-          <label htmlFor="stream-name">Name</label>
-          <input id="stream-name" required maxLength={128} value={name} onChange={(e) => setName(e.target.value)} />
-        </div>
-        <div className="field grow">
-          <label htmlFor="stream-url">Webhook URL</label>
-          <input id="stream-url" type="url" required placeholder="https://hooks.example.com/gatehouse" value={url} onChange={(e) => setUrl(e.target.value)} />
-        </div>
-        <div className="field grow">
-          <label htmlFor="stream-token">Bearer token</label>
-          <input
-            id="stream-token"
-            type="password"
-            required
-            autoComplete="off"
-            aria-describedby="stream-token-hint"
-            value={token}
-            onChange={(e) => setToken(e.target.value)}
-          />
-          <small id="stream-token-hint">Sent as Authorization: Bearer with every event, so your receiver knows it is us. Write-only.</small>
-        </div>
+        <TextField grow label="Name" required maxLength={128} value={name} onValue={setName} />
+        <TextField grow label="Webhook URL" type="url" required placeholder="https://hooks.example.com/gatehouse" value={url} onValue={setUrl} />
+        <TextField
+          grow
+          label="Bearer token"
+          hint="Sent as Authorization: Bearer with every event, so your receiver knows it is us. Write-only."
+          type="password"
+          required
+          autoComplete="off"
+          value={token}
+          onValue={setToken}
+        />
       </div>
-      <fieldset>
-        <legend>Events</legend>
-        <div className="choices">
-          {EVENT_TYPES.map((type) => (
-            <label key={type} className="check">
-              <input
-                type="checkbox"
-                checked={types.includes(type)}
-                onChange={(e) => setTypes(e.target.checked ? [...types, type] : types.filter((t) => t !== type))}
-              />
-              {type}
-            </label>
-          ))}
-        </div>
-      </fieldset>
-      <ErrorNotice message={error} />
-      <div className="actions">
-        <button type="submit" className="primary" disabled={busy || types.length === 0}>
-          Create stream
-        </button>
-      </div>
-    </form>
+      <Choices legend="Events" options={EVENT_TYPES.map((type) => [type, type] as const)} value={types} onValue={setTypes} />
+    </FormCard>
   );
 }
 

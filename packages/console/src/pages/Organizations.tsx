@@ -5,10 +5,12 @@
 import { useEffect, useState } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { DataTable, usePagedList } from '../components/DataTable.js';
-import { CheckField, SelectField, TextField } from '../components/fields.js';
+import { SelectField, TextField } from '../components/fields.js';
+import { SwitchField } from '../components/SwitchField.js';
 import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, DeleteButton, ErrorNotice, useLoad } from '../ui.js';
+import { ConfirmButton, DeleteButton } from '../components/ConfirmButton.js';
+import { ErrorNotice, useLoad } from '../ui.js';
 import { findUserByEmail, type Role } from './Roles.js';
 
 interface Organization {
@@ -233,7 +235,7 @@ function Connections({ api, base }: { api: ManagementApi; base: string }) {
           }}
         >
           <SelectField label="Connection" required value={connection} onValue={setConnection} choices={[['', 'Choose a connection…'], ...choices.map((c) => [c.id, c.name] as const)]} />
-          <CheckField label="Make people who sign in with it members automatically" checked={assign} onValue={setAssign} />
+          <SwitchField label="Make people who sign in with it members automatically" checked={assign} onValue={setAssign} />
         </FormCard>
       )}
     </section>

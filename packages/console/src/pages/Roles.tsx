@@ -8,7 +8,8 @@ import { DataTable, usePagedList } from '../components/DataTable.js';
 import { SelectField, TextField } from '../components/fields.js';
 import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, DeleteButton, ErrorNotice, useLoad } from '../ui.js';
+import { ConfirmButton, DeleteButton } from '../components/ConfirmButton.js';
+import { ErrorNotice, useLoad } from '../ui.js';
 
 export interface Role {
   id: string;

@@ -4,7 +4,8 @@
  */
 import { useEffect, useState } from 'react';
 import type { ManagementApi } from '../api.js';
-import { CheckField, SelectField, TextField } from '../components/fields.js';
+import { SelectField, TextField } from '../components/fields.js';
+import { SwitchField } from '../components/SwitchField.js';
 import { FormCard } from '../components/FormCard.js';
 import { ErrorNotice, useLoad } from '../ui.js';
 
@@ -127,8 +128,8 @@ function RememberBrowserSettings({ api }: { api: ManagementApi }) {
       }}
     >
       <div className="check-group">
-        <CheckField label="Offer “Remember this browser” on the MFA pages" checked={draft.display_remember_me_checkbox} onValue={(v) => set({ display_remember_me_checkbox: v })} />
-        <CheckField label="Ticked by default" checked={draft.remember_me_default_value} disabled={!draft.display_remember_me_checkbox} onValue={(v) => set({ remember_me_default_value: v })} />
+        <SwitchField label="Offer “Remember this browser” on the MFA pages" checked={draft.display_remember_me_checkbox} onValue={(v) => set({ display_remember_me_checkbox: v })} />
+        <SwitchField label="Ticked by default" checked={draft.remember_me_default_value} disabled={!draft.display_remember_me_checkbox} onValue={(v) => set({ remember_me_default_value: v })} />
       </div>
       <div className="row by-label">
         <TextField

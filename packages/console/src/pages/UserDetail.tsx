@@ -5,7 +5,9 @@
 import { useEffect, useId, useState, type FormEvent, type ReactNode } from 'react';
 import { messageOf, type ManagementApi } from '../api.js';
 import { go, href } from '../router.js';
-import { ConfirmButton, DeleteButton, ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
+import { ConfirmButton, DeleteButton } from '../components/ConfirmButton.js';
+import { DetailTabs } from '../components/DetailTabs.js';
+import { ErrorNotice, Notice, Pager, useLoad } from '../ui.js';
 
 export interface User {
   user_id: string;
@@ -466,17 +468,38 @@ export function UserDetail({ api, id }: { api: ManagementApi; id: string }) {
         )}
         <DeleteButton api={api} path={path} label="Delete" question={`Delete ${user.email ?? user.user_id}? This cannot be undone.`} confirmLabel="Delete user" then={() => go('users')} onError={setError} />
       </div>
-      <Profile api={api} path={path} user={user} onSaved={loaded.reload} />
-      <Section id="metadata" title="Metadata">
-        <p className="muted small">JSON objects. user_metadata is the user's own (they may change it with their token); app_metadata is for your back end (roles, plans, flags).</p>
-        <MetadataEditor api={api} path={path} field="user_metadata" value={user.user_metadata} onSaved={loaded.reload} />
-        <MetadataEditor api={api} path={path} field="app_metadata" value={user.app_metadata} onSaved={loaded.reload} />
-      </Section>
-      <Roles api={api} path={path} />
-      <Permissions api={api} path={path} />
-      <Identities api={api} path={path} user={user} onChanged={loaded.reload} />
-      <Organizations api={api} path={path} />
-      <Sessions api={api} path={path} />
+      <DetailTabs
+        label="Parts of this user"
+        tabs={[
+          {
+            id: 'profile',
+            label: 'Profile',
+            content: (
+              <>
+                <Profile api={api} path={path} user={user} onSaved={loaded.reload} />
+                <Section id="metadata" title="Metadata">
+                  <p className="muted small">JSON objects. user_metadata is the user's own (they may change it with their token); app_metadata is for your back end (roles, plans, flags).</p>
+                  <MetadataEditor api={api} path={path} field="user_metadata" value={user.user_metadata} onSaved={loaded.reload} />
+                  <MetadataEditor api={api} path={path} field="app_metadata" value={user.app_metadata} onSaved={loaded.reload} />
+                </Section>
+              </>
+            ),
+          },
+          {
+            id: 'roles',
+            label: 'Roles and permissions',
+            content: (
+              <>
+                <Roles api={api} path={path} />
+                <Permissions api={api} path={path} />
+              </>
+            ),
+          },
+          { id: 'identities', label: 'Identities', content: <Identities api={api} path={path} user={user} onChanged={loaded.reload} /> },
+          { id: 'organizations', label: 'Organizations', content: <Organizations api={api} path={path} /> },
+          { id: 'sessions', label: 'Sessions', content: <Sessions api={api} path={path} /> },
+        ]}
+      />
     </>
   );
 }

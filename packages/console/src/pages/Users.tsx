@@ -1,14 +1,16 @@
 /** Users: search with the API's `q` syntax, paged, and creating one; one user's page is UserDetail.tsx. */
 import { useState, type FormEvent } from 'react';
-import { messageOf, type ManagementApi } from '../api.js';
+import type { ManagementApi } from '../api.js';
+import { DataTable, usePagedList } from '../components/DataTable.js';
+import { SelectField, TextField } from '../components/fields.js';
+import { FormCard } from '../components/FormCard.js';
 import { go, href } from '../router.js';
-import { ErrorNotice, Pager, useLoad } from '../ui.js';
+import { ErrorNotice, useLoad } from '../ui.js';
 import { listConnections } from './Applications.js';
 import type { User } from './UserDetail.js';
 
 export { UserDetail } from './UserDetail.js';
 
-const PER_PAGE = 20;
 /** The fields the API's `q` takes (management/user-search.ts). */
 const SEARCH_FIELDS = ['email', 'email.domain', 'user_id', 'name', 'nickname', 'given_name', 'family_name', 'username', 'phone_number', 'email_verified', 'blocked', 'connection', 'user_metadata.<key>', 'app_metadata.<key>'];
 
@@ -18,61 +20,33 @@ function CreateUser({ api }: { api: ManagementApi }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [connection, setConnection] = useState('');
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.request<User>('POST', '/users', { connection: connection || connections.data?.[0]?.name, email: email.trim(), password });
-      go('users', created.user_id);
-    } catch (err) {
-      setError(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <details className="card">
-      <summary>Create a user</summary>
-      <form className="row" onSubmit={submit}>
-        <div className="field grow">
-          <label htmlFor="new-email">Email</label>
-          <input id="new-email" type="email" required autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} />
-        </div>
-        <div className="field grow">
-          <label htmlFor="new-password">Password</label>
-          <input id="new-password" type="password" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="new-connection">Connection</label>
-          <select id="new-connection" value={connection || connections.data?.[0]?.name || ''} onChange={(e) => setConnection(e.target.value)}>
-            {connections.data?.map((c) => (
-              <option key={c.id}>{c.name}</option>
-            ))}
-          </select>
-        </div>
-        <button type="submit" className="primary" disabled={busy || !connections.data?.length}>
-          Create user
-        </button>
-      </form>
-      <ErrorNotice message={error ?? connections.error} />
-    </details>
+    <FormCard
+      title="Create a user"
+      submitLabel="Create user"
+      folded
+      intro={<ErrorNotice message={connections.error} />}
+      onSubmit={async () => {
+        const created = await api.request<User>('POST', '/users', { connection: connection || connections.data?.[0]?.name, email: email.trim(), password });
+        go('users', created.user_id);
+      }}
+    >
+      <div className="row by-label">
+        <TextField grow label="Email" type="email" required autoComplete="off" value={email} onValue={setEmail} />
+        <TextField grow label="Password" type="password" required autoComplete="new-password" value={password} onValue={setPassword} />
+        <SelectField label="Connection" value={connection || connections.data?.[0]?.name || ''} onValue={setConnection} choices={(connections.data ?? []).map((c) => [c.name, c.name] as const)} />
+      </div>
+    </FormCard>
   );
 }
 
 export function Users({ api }: { api: ManagementApi }) {
   const [typed, setTyped] = useState('');
   const [query, setQuery] = useState('');
-  const [page, setPage] = useState(0);
-  const list = useLoad(
-    () => api.page<User>('/users', 'users', page, PER_PAGE, { search_engine: 'v3', ...(query && { q: query }) }),
-    [query, page],
-  );
+  const paged = usePagedList<User>(api, '/users', 'users', 20, { search_engine: 'v3', ...(query && { q: query }) });
   const search = (event: FormEvent) => {
     event.preventDefault();
-    setPage(0);
+    paged.setPage(0);
     setQuery(typed.trim());
   };
   return (
@@ -113,31 +87,17 @@ export function Users({ api }: { api: ManagementApi }) {
           . <code>blocked</code> and <code>email_verified</code> take true or false; <code>email.domain</code> and <code>connection</code> a whole value. At most 16 terms, 4 of them with *.
         </p>
       </details>
-      <ErrorNotice message={list.error} />
-      <table>
-        <caption className="visually-hidden">Users</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.items.map((user) => (
-            <tr key={user.user_id}>
-              <td data-label="Email">
-                <a href={href('users', user.user_id)}>{user.email ?? user.user_id}</a>
-              </td>
-              <td data-label="Name">{user.name ?? '—'}</td>
-              <td data-label="Status">{user.blocked ? <span className="badge problem">Blocked</span> : <span className="badge">Active</span>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {list.data && list.data.items.length === 0 && <p>No user matches.</p>}
-      {list.loading && !list.data && <p className="loading">Loading…</p>}
-      {list.data && <Pager page={page} perPage={PER_PAGE} total={list.data.total} onPage={setPage} />}
+      <DataTable
+        caption="Users"
+        paged={paged}
+        rowKey={(user) => user.user_id}
+        empty="No user matches."
+        columns={[
+          { label: 'Email', cell: (user) => <a href={href('users', user.user_id)}>{user.email ?? user.user_id}</a> },
+          { label: 'Name', cell: (user) => user.name ?? '—' },
+          { label: 'Status', cell: (user) => (user.blocked ? <span className="badge problem">Blocked</span> : <span className="badge">Active</span>) },
+        ]}
+      />
     </>
   );
 }

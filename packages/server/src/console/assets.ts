@@ -21,6 +21,9 @@ const CONTENT_TYPES: Record<string, string> = {
   js: 'text/javascript; charset=utf-8',
   svg: 'image/svg+xml',
 };
+/** The console's file names: one flat name each (no folders), as Vite's config in packages/console lays dist/ out. */
+export const CONSOLE_ASSET_NAME = '^[A-Za-z0-9_-]+\\.[a-z]+$';
+
 /**
  * Same origin only. frame-src 'self' is the silent sign-in's hidden /authorize frame (prompt=none, web_message);
  * img-src allows https: for the tenant's and applications' logos.
@@ -93,7 +96,7 @@ export function registerConsoleAssets(app: App, services: Services): void {
       schema: {
         tags: ['console'],
         summary: "The console's scripts, styles and images",
-        params: Type.Object({ asset: Type.String({ pattern: '^[A-Za-z0-9_-]+\\.[a-z]+$' }) }),
+        params: Type.Object({ asset: Type.String({ pattern: CONSOLE_ASSET_NAME }) }),
         response: { 200: fileBody('The file', [...new Set(Object.values(CONTENT_TYPES).map((type) => type.split(';')[0]!))]), ...notHere },
       },
     },

@@ -204,15 +204,26 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     // Removing write:orders asks first; with the keyboard alone: Escape cancels, then Tab to confirm.
     const remove = page.getByRole('button', { name: 'Remove the permission write:orders' });
     await remove.focus();
+    const focused = (locator: ReturnType<Page['getByRole']>) => locator.evaluate((e) => e === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement);
     await page.keyboard.press('Enter');
-    await page.getByRole('dialog').waitFor();
+    // An alert dialog named by its question; Escape closes it and gives focus back to the button.
+    await page.getByRole('alertdialog', { name: /^Remove write:orders \(Orders\) from this role\?/ }).waitFor();
     await page.keyboard.press('Escape');
-    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
-    await remove.focus();
+    await expect.poll(() => page.getByRole('alertdialog').count()).toBe(0);
+    await expect.poll(() => focused(remove)).toBe(true);
     await page.keyboard.press('Enter');
-    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).waitFor();
-    await expect.poll(() => page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).evaluate((e) => e === (globalThis as unknown as { document: { activeElement: unknown } }).document.activeElement)).toBe(true);
+    const dialog = page.getByRole('alertdialog');
+    await dialog.getByRole('button', { name: 'Cancel' }).waitFor();
+    // Focus starts on Cancel and stays in the dialog: Tab past the last button comes back to the first.
+    await expect.poll(() => focused(dialog.getByRole('button', { name: 'Cancel' }))).toBe(true);
     await page.keyboard.press('Tab');
+    await expect.poll(() => focused(dialog.getByRole('button', { name: 'Remove permission' }))).toBe(true);
+    await page.keyboard.press('Tab');
+    await expect.poll(() => focused(dialog.getByRole('button', { name: 'Cancel' }))).toBe(true);
+    // The open dialog passes the same scan, at both widths.
+    await lookAt('role-confirm');
+    await dialog.getByRole('button', { name: 'Cancel' }).focus();
+    await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Enter');
     await expect.poll(() => page.getByRole('table', { name: 'Permissions this role grants' }).getByText('write:orders', { exact: true }).count()).toBe(0);
     const permissions = await json<{ permission_name: string }[]>(await management(server, 'GET', `/users/${encodeURIComponent(member.user_id)}/permissions`));
@@ -274,6 +285,16 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     const settings = await json<{ max_attempts: number; enabled: boolean }>(await management(server, 'GET', '/attack-protection/brute-force-protection'));
     expect(settings.max_attempts).toBe(7);
+    // "Enabled" is a switch: Space flips it, and what is saved follows; flipped back, saved back.
+    const enabled = card.getByRole('switch', { name: 'Enabled' });
+    expect(await enabled.getAttribute('aria-checked')).toBe(String(settings.enabled));
+    for (const want of [!settings.enabled, settings.enabled]) {
+      await enabled.focus();
+      await page.keyboard.press('Space');
+      await expect.poll(() => enabled.getAttribute('aria-checked')).toBe(String(want));
+      await card.getByRole('button', { name: 'Save brute-force protection' }).click();
+      await expect.poll(async () => (await json<{ enabled: boolean }>(await management(server, 'GET', '/attack-protection/brute-force-protection'))).enabled).toBe(want);
+    }
     // Out of the API's range: its message, in the card.
     await card.getByLabel('Failed attempts before blocking').evaluate((input) => (input as unknown as { removeAttribute(name: string): void }).removeAttribute('max'));
     await card.getByLabel('Failed attempts before blocking').fill('500');
@@ -336,6 +357,33 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
     await login.waitForURL((url) => url.pathname === '/u/login');
     await expect.poll(() => login.title()).toContain('Acme Identity');
     await login.close();
+  });
+
+  it('folds the sections behind a Menu button at 390 px, opened by keyboard, folded again once a link is followed', async () => {
+    photographOnFailure();
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const menu = nav().getByRole('button', { name: /^Menu/ });
+      expect(await menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await nav().getByRole('link').count()).toBe(0);
+      await menu.focus();
+      await page.keyboard.press('Enter');
+      await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('true');
+      expect(await nav().getByRole('link').count()).toBe(11);
+      // The button controls the list it unfolds.
+      const controlled = await menu.getAttribute('aria-controls');
+      expect(await nav().locator(`[id="${controlled}"]`).getByRole('link', { name: 'Roles' }).count()).toBe(1);
+      expect(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await nav().getByRole('link', { name: 'Roles' }).click();
+      await page.getByRole('heading', { name: 'Roles', level: 1 }).waitFor();
+      await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
+      expect(await menu.innerText()).toContain('Roles');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    // Wide again: every link in a row, no Menu button.
+    await nav().getByRole('link', { name: 'Settings' }).waitFor();
+    expect(await nav().getByRole('button').count()).toBe(0);
   });
 
   it('had no serious or critical accessibility violation on the new pages, and no error in the console', () => {

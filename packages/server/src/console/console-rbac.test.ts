@@ -89,7 +89,13 @@ describe('console: Management API rights from RBAC permissions', () => {
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("connect-src 'self'");
     expect(csp).not.toContain('unsafe-inline');
-    expect(await page.text()).toMatch(/<script type="module" src="app\.js"><\/script>/);
+    const html = await page.text();
+    expect(html).toMatch(/<script type="module" crossorigin src="\/console\/app\.js"><\/script>/);
+    // Every script is a file (Vite's build inlines none), and the entry it names is served.
+    expect([...html.matchAll(/<script\b[^>]*>/g)].every(([tag]) => / src="/.test(tag))).toBe(true);
+    const entry = await fetch(`${server.url}/console/app.js`);
+    expect(entry.status).toBe(200);
+    expect(entry.headers.get('content-type')).toMatch(/^text\/javascript/);
     const config = (await (await fetch(`${server.url}/console/config.json`)).json()) as { clientId: string; audience: string; domain: string };
     expect(config.domain).toBe(server.url);
     expect(config.audience).toBe(`${server.url}/api/v2/`);

@@ -111,6 +111,8 @@ describe('admin console in Chromium', () => {
   let target: { user_id: string };
   const problems: string[] = [];
   const nav = () => page.getByRole('navigation', { name: 'Sections' });
+  /** A tab of a detail page (an application's, a user's). */
+  const detailTab = (name: string) => page.getByRole('tab', { name, exact: true });
 
   /** On failure, the admin's tab (and any other open tab) as it was, in test-results/. */
   function photographOnFailure(): void {
@@ -167,6 +169,7 @@ describe('admin console in Chromium', () => {
     const saved = (await (await management(server, 'GET', `/clients/${spaClientId}`)).json()) as { name: string; app_type: string; callbacks: string[]; web_origins: string[] };
     expect(saved).toMatchObject({ name: 'Shop front', app_type: 'spa', callbacks: [`${spaOrigin}/callback`], web_origins: [spaOrigin] });
     // It starts with the database connection enabled, so people can log in to it at once.
+    await detailTab('Connections').click();
     await expect.poll(() => page.getByRole('checkbox', { name: /Username-Password-Authentication/ }).isChecked()).toBe(true);
     inaccessible.push(...(await lookAt(page, 'application-spa')));
 
@@ -311,7 +314,7 @@ describe('admin console in Chromium', () => {
     await page.getByRole('link', { name: 'blockable.person@example.com' }).click();
     await page.getByTestId('user-status').filter({ hasText: 'Active' }).waitFor();
     await page.getByRole('button', { name: 'Block', exact: true }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Block user' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Block user' }).click();
     await page.getByTestId('user-status').filter({ hasText: 'Blocked' }).waitFor();
     const blocked = (await (await management(server, 'GET', `/users/${encodeURIComponent(target.user_id)}`)).json()) as { blocked?: boolean };
     expect(blocked.blocked).toBe(true);
@@ -413,26 +416,35 @@ describe('admin console in Chromium', () => {
     await expect.poll(() => problems.slice(seen)).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
     problems.splice(seen, 1);
 
-    // A role, assigned; its organization and its sessions are listed.
+    // A role, assigned; its organization and its sessions are listed (each in its tab). The tabs follow the
+    // arrow keys, and only the chosen one's panel is shown.
+    await detailTab('Profile').focus();
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => detailTab('Roles and permissions').getAttribute('aria-selected')).toBe('true');
+    expect(await page.getByLabel('user_metadata', { exact: true }).isVisible()).toBe(false);
     await page.getByLabel('Role to assign').selectOption({ label: 'Support' });
     await page.getByRole('button', { name: 'Assign role' }).click();
     await page.getByRole('list', { name: 'Roles of this user' }).getByText('Support', { exact: true }).waitFor();
     expect((await read<{ id: string }[]>('/roles')).map((r) => r.id)).toEqual([role.id]);
+    await detailTab('Organizations').click();
     await page.getByRole('list', { name: 'Organizations of this user' }).getByRole('link', { name: 'Acme' }).waitFor();
+    await detailTab('Sessions').click();
     await expect.poll(() => page.getByTestId('session').count()).toBe(1);
     inaccessible.push(...(await lookAt(page, 'user-detail')));
 
     // The linked identity, unlinked (confirmed): the other account is a user of its own again.
+    await detailTab('Identities').click();
     const identities = page.getByRole('list', { name: 'Identities' });
     await expect.poll(() => identities.getByRole('listitem').count()).toBe(2);
     await identities.getByRole('button', { name: `Unlink ${other.user_id}` }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Unlink identity' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Unlink identity' }).click();
     await expect.poll(() => identities.getByRole('listitem').count()).toBe(1);
     expect((await management(server, 'GET', `/users/${encodeURIComponent(other.user_id)}`)).status).toBe(200);
 
     // The session, revoked (confirmed): gone from the API, and that browser is signed out.
+    await detailTab('Sessions').click();
     await page.getByTestId('session').getByRole('button', { name: /^Revoke the session started / }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Revoke session' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Revoke session' }).click();
     await page.getByRole('status').filter({ hasText: 'Session revoked.' }).waitFor();
     expect((await read<{ sessions: unknown[] }>('/sessions')).sessions).toEqual([]);
     const silent = await elsewhere.follow(server.url, await elsewhere.get(`${server.url}/authorize?${new URLSearchParams({ ...query, prompt: 'none' })}`));
@@ -449,8 +461,9 @@ describe('admin console in Chromium', () => {
     await expect
       .poll(async () => ((await (await management(server, 'GET', `/client-grants?client_id=${m2m.id}`)).json()) as { scope: string[] }[])[0]?.scope)
       .toEqual(['read:orders']);
+    await detailTab('Credentials').click();
     await page.getByRole('button', { name: 'Rotate secret' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Rotate' }).click();
+    await page.getByRole('alertdialog').getByRole('button', { name: 'Rotate' }).click();
     const rotated = page.getByTestId('secret');
     await expect.poll(() => rotated.innerText()).not.toBe(m2m.secret);
     const secret = await rotated.innerText();
@@ -479,6 +492,7 @@ describe('admin console in Chromium', () => {
     await page.getByRole('heading', { name: 'Shop front' }).waitFor();
     const clientId = await page.getByTestId('client-id').innerText();
     // The console's callback is added only when asked.
+    await detailTab('Test login').click();
     await page.getByRole('button', { name: 'Allow the test callback' }).click();
     await page.getByRole('button', { name: 'Test a login' }).waitFor();
     const app = (await (await management(server, 'GET', `/clients/${clientId}`)).json()) as { callbacks: string[] };

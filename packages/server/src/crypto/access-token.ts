@@ -62,3 +62,18 @@ export async function verifyIdTokenHint(keyRing: KeyRing, tenant: Tenant, token:
   });
   return payload;
 }
+
+/**
+ * An ID token this tenant issued to `clientId`, still valid: signature, issuer, `aud` = the client, unexpired.
+ * No grace past `exp`: the token was issued and is checked on this server's own clock, and a caller whose ID
+ * token has expired has a refresh token for that (POST /delegation takes either).
+ */
+export async function verifyIssuedIdToken(keyRing: KeyRing, tenant: Tenant, token: string, clientId: string): Promise<JWTPayload & { sub: string }> {
+  const { payload } = await jwtVerify(token, localKeys(await keyRing.jwks(tenant.id)), {
+    issuer: tenant.issuers,
+    audience: clientId,
+    algorithms: ['RS256'],
+    requiredClaims: ['exp', 'sub'],
+  });
+  return payload as JWTPayload & { sub: string };
+}

@@ -4,6 +4,7 @@
  * of the table per action; an action may produce several codes (a refused MFA answer is `gd_auth_failed` and
  * `feotpft`). At the end: every listed code was found, and no password, secret, code or token is in any event.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
@@ -15,6 +16,7 @@ import { logIn, readForm, TestBrowser } from '../test-support/sign-in.js';
 import { createClient, createUser, PASSWORD, pkcePair, post, REDIRECT_URI, type TestClient } from '../auth-api/user-tokens/testing.js';
 import { createPasswordlessConnection } from '../auth-api/passwordless/testing.js';
 import { PASSWORD_REALM_GRANT } from '../auth-api/token/password-realm.js';
+import { LEGACY_DELEGATION_GRANTS } from '../auth-api/delegation.js';
 import { MFA_OTP_GRANT, MFA_RECOVERY_CODE_GRANT } from '../auth-api/mfa/grant-types.js';
 
 type Json = Record<string, unknown>;
@@ -23,7 +25,7 @@ type Log = { log_id: string; type: string; [key: string]: unknown };
 /** The codes the issue names (the `gd_*` family as the reference's MFA events). */
 const LISTED = [
   's', 'f', 'fp', 'fu', 'ss', 'fs', 'slo', 'flo', 'seacft', 'feacft', 'sepft', 'fepft', 'seccft', 'feccft', 'sertft', 'fertft', 'srrt',
-  'sapi', 'fapi', 'limit_wc', 'limit_mu', 'pwd_leak', 'signup_pwd_leak', 'scp', 'fcp', 'scpr', 'sv', 'fv', 'du', 'fd', 'cls', 'cs',
+  'sapi', 'fapi', 'limit_wc', 'limit_mu', 'pwd_leak', 'signup_pwd_leak', 'scp', 'fcp', 'scpr', 'sv', 'fv', 'du', 'sd', 'fd', 'cls', 'cs',
   'gd_start_enroll', 'gd_enrollment_complete', 'gd_auth_succeed', 'gd_auth_failed', 'gd_recovery_succeed', 'gd_recovery_failed',
   'gd_otp_rate_limit_exceed', 'gd_recovery_rate_limit_exceed', 'gd_unenroll',
 ];
@@ -266,12 +268,29 @@ describe.each(dialects)('each listed log event type from its real action, found 
       },
     },
     {
-      action: 'the legacy /delegation endpoint (not offered)',
+      action: 'the legacy /delegation endpoint: a Firebase custom token for a signed-in user, then api_type app (not offered)',
       run: async () => {
-        const res = await post(server, '/delegation', { client_id: app.client.client_id, grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', id_token: 'an.id.token-that-is-secret', target: spa.client.client_id });
-        expect({ status: res.status, body: res.body }).toEqual({ status: 501, body: { error: 'not_offered', error_description: expect.stringContaining('Delegation') } });
-        secrets.push('an.id.token-that-is-secret');
-        return [{ type: 'fd', fields: { client_id: app.client.client_id, client_name: app.client.name, details: { target: spa.client.client_id } } }];
+        // A legacy application (not OIDC conformant, with the legacy delegation grant) and a Firebase project's
+        // add-on, written through the Management API with a real service-account key.
+        const legacy = await createClient(server, { token_endpoint_auth_method: 'client_secret_post', grant_types: [PASSWORD_REALM_GRANT, LEGACY_DELEGATION_GRANTS.id_token] });
+        const serviceAccountKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+        const firebase = await api('POST', '/clients', { name: `Firebase ${dialect}`, addons: { firebase: { client_email: 'adminsdk@logs-test.iam.gserviceaccount.com', private_key: serviceAccountKey } } });
+        expect(firebase.status).toBe(201);
+        const user = await createUser(server);
+        const signedIn = await realm({ username: user.email, password: PASSWORD, scope: 'openid' }, legacy);
+        expect(signedIn.status).toBe(200);
+        const idToken = String(signedIn.body.id_token);
+        const delegation = { client_id: legacy.client.client_id, grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', id_token: idToken, target: String(firebase.body.client_id), scope: 'openid email' };
+        const res = await post(server, '/delegation', { ...delegation, api_type: 'firebase' });
+        expect({ status: res.status, token_type: res.body.token_type }).toEqual({ status: 200, token_type: 'Bearer' });
+        const refused = await post(server, '/delegation', { ...delegation, api_type: 'app' });
+        expect({ status: refused.status, body: refused.body }).toEqual({ status: 501, body: { error: 'not_offered', error_description: expect.stringContaining('api_type app') } });
+        secrets.push(idToken, String(signedIn.body.access_token), String(res.body.id_token), serviceAccountKey.split('\n')[1]!);
+        const named = { client_id: legacy.client.client_id, client_name: legacy.client.name, user_id: user.user_id, user_name: user.email };
+        return [
+          { type: 'sd', where: asUser(user), fields: { ...named, scope: 'openid email', details: { target: firebase.body.client_id, api_type: 'firebase' } } },
+          { type: 'fd', where: `client_id:"${legacy.client.client_id}"`, fields: { client_id: legacy.client.client_id, client_name: legacy.client.name, details: { error: 'not_offered', target: firebase.body.client_id, api_type: 'app' } } },
+        ];
       },
     },
     {

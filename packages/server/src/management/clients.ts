@@ -16,6 +16,7 @@ import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify';
 import { registeredMethod } from '../auth-api/client-auth/index.js';
 import { InvalidSamlpAddon, validateSamlpAddon } from '../auth-api/samlp/addon.js';
+import { InvalidFirebaseAddon, storedFirebaseAddon, withoutFirebaseKey } from '../auth-api/firebase/addon.js';
 import { newId, randomAlphanumeric } from '../crypto/ids.js';
 import { InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
@@ -133,6 +134,9 @@ const GRANT_TYPES = new Set([
   'urn:ietf:params:oauth:grant-type:token-exchange',
   'urn:openid:params:grant-type:ciba',
   'urn:auth0:params:oauth:grant-type:token-exchange:federated-connection-access-token',
+  // The reference's legacy grants that POST /delegation checks (auth-api/delegation.ts), one per token it takes.
+  'http://auth0.com/oauth/legacy/grant-type/delegation/id_token',
+  'http://auth0.com/oauth/legacy/grant-type/delegation/refresh_token',
 ]);
 
 const Url = Type.String({ minLength: 1, maxLength: 2048 });
@@ -274,7 +278,10 @@ const Fields = {
   custom_login_page: LongText,
   custom_login_page_preview: LongText,
   form_template: LongText,
-  addons: Type.Record(Type.String({ maxLength: 64 }), OpaqueObject, { maxProperties: 50 }),
+  addons: Type.Record(Type.String({ maxLength: 64 }), OpaqueObject, {
+    maxProperties: 50,
+    description: 'samlp: Gatehouse as the SAML identity provider of this application; firebase: the service account (client_email, private_key, private_key_id, lifetime_in_seconds ≤ 3600) that signs Firebase custom tokens at POST /delegation; its private_key is write-only. Others are stored as sent.',
+  }),
   client_metadata: Type.Record(Type.String(), Type.String({ maxLength: 255 }), { maxProperties: 10 }),
   mobile: OpaqueObject,
   initiate_login_uri: Type.String({ maxLength: 2048 }),
@@ -607,6 +614,7 @@ function present(client: Client | NewClient, tenantName: string, view: View): Re
     encryption_key,
     token_endpoint_auth_method,
     jwt_configuration,
+    addons,
     ...fields
   } = client;
   const { created_at: _created, updated_at: _updated, ...documented } = fields as typeof fields & { created_at?: number; updated_at?: number };
@@ -616,6 +624,8 @@ function present(client: Client | NewClient, tenantName: string, view: View): Re
     global: false,
     name,
     ...documented,
+    // The Firebase add-on's private key is write-only (auth-api/firebase/addon.ts).
+    ...(addons !== undefined && { addons: withoutFirebaseKey(addons) }),
     // With client_authentication_methods the endpoint method does not apply; the reference pairs them with null.
     token_endpoint_auth_method: client_authentication_methods ? null : token_endpoint_auth_method,
     jwt_configuration: { ...jwt_configuration, alg: 'RS256' },
@@ -703,6 +713,17 @@ export function registerClients(api: App, services: Services): void {
   const secretOf = (client: Client | NewClient) =>
     client.client_secret_sealed ? services.sealer.unseal(client.client_secret_sealed, clientSecretContext(client.client_id)) : undefined;
   const view = (client: Client | NewClient, keys: boolean, secret?: string): View => ({ keys, secret: keys ? (secret ?? secretOf(client)) : undefined });
+  /** `addons` as stored: the Firebase add-on checked and its key sealed, or kept from `previous` when not sent. */
+  const storedAddons = (clientId: string, addons: Record<string, unknown>, previous: unknown): Record<string, unknown> => {
+    if (addons.firebase === undefined) return addons;
+    const previousFirebase = (previous as { firebase?: unknown } | undefined)?.firebase;
+    try {
+      return { ...addons, firebase: storedFirebaseAddon(services.sealer, clientId, addons.firebase, previousFirebase) };
+    } catch (error) {
+      if (error instanceof InvalidFirebaseAddon) throw invalidBody(error.message);
+      throw error;
+    }
+  };
 
   api.get('/clients', {
     ...operation(['read:clients', 'read:client_keys'], {
@@ -793,6 +814,7 @@ export function registerClients(api: App, services: Services): void {
         ...(methods && { client_authentication_methods: methods }),
       };
       checkFields({ ...input, app_type: appType, callbacks: client.callbacks, allowed_logout_urls: client.allowed_logout_urls }, client);
+      if (input.addons) client.addons = storedAddons(clientId, input.addons, undefined);
       await insertClient(db, client);
       // The create response always carries the secret: it is the caller's one chance to read it.
       return reply.code(201).send(present(client, request.tenant.name, { keys: true, secret }));
@@ -886,6 +908,7 @@ export function registerClients(api: App, services: Services): void {
         if (secret !== undefined) next.client_secret_sealed = seal(next.client_id, secret);
 
         checkFields(input, next);
+        if (input.addons) next.addons = storedAddons(next.client_id, input.addons, existing.addons);
         // The admin client holds the Management API grant that bootstrap keeps; it must stay able to use it.
         if (existing.is_system && (!next.grant_types.includes('client_credentials') || registeredMethod(next as Client) === 'none')) {
           throw new OperationNotSupported('The admin client must stay confidential and keep the client_credentials grant type');

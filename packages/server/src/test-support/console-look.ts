@@ -20,7 +20,7 @@ interface AxeViolation {
   nodes: { target: unknown[] }[];
 }
 
-/** Scans and photographs `page` at both widths; returns the serious and critical violations, for the test to assert on. */
+/** Scans and photographs `page` at both widths; returns the serious and critical violations and any sideways overflow, for the test to assert on. */
 export async function lookAt(page: Page, name: string): Promise<string[]> {
   mkdirSync(SHOTS, { recursive: true });
   const found: string[] = [];
@@ -36,6 +36,9 @@ export async function lookAt(page: Page, name: string): Promise<string[]> {
       const result = await axe.run({ resultTypes: ['violations'] });
       return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
     });
+    // Responsive down to 390 px (#15): nothing wider than the screen, so no page scrolls sideways.
+    const wide = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    if (wide > width) found.push(`${name}@${width}: the page is ${wide} px wide, wider than the screen`);
     for (const v of violations) {
       if (v.impact === 'serious' || v.impact === 'critical') found.push(`${name}@${width}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
     }

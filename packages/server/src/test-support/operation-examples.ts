@@ -926,7 +926,17 @@ export async function runAuthenticationFlows(f: Fixtures): Promise<void> {
   await expectStatus('revoke', post('/oauth/revoke', { client_id: clientId, token: tokens.refresh_token ?? 'unknown' }), 200);
   await expectStatus('revoke, no token', post('/oauth/revoke', { client_id: clientId }), 400);
   await expectStatus('revoke, bad client', post('/oauth/revoke', { client_id: 'nope', token: 'x' }), 401);
-  await expectStatus('delegation (not offered)', post('/delegation', { client_id: clientId, grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', id_token: 'x', target: clientId }), 501);
+  // Delegation (legacy): a Firebase custom token for a legacy app's user, signed by the add-on's service account.
+  const legacyApp = await createApp(test, { name: 'Legacy delegation', grant_types: ['http://auth0.com/oauth/grant-type/password-realm', 'http://auth0.com/oauth/legacy/grant-type/delegation/id_token'] });
+  const serviceAccountKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const firebaseApp = await api(f, 'POST', '/clients', { name: 'Firebase project', app_type: 'non_interactive', addons: { firebase: { client_email: 'adminsdk@fixture.iam.gserviceaccount.com', private_key: serviceAccountKey } } });
+  const legacyTokens = (await (await expectStatus('password realm, legacy app', post('/oauth/token', { ...realm, client_id: legacyApp.client_id, scope: 'openid', username: f.user.email, password: PASSWORD }), 200)).json()) as { id_token: string };
+  const delegation = { client_id: legacyApp.client_id, grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', id_token: legacyTokens.id_token, target: String(firebaseApp.client_id), api_type: 'firebase' };
+  await expectStatus('delegation', post('/delegation', delegation), 200);
+  await expectStatus('delegation, unknown target', post('/delegation', { ...delegation, target: 'nope' }), 400);
+  await expectStatus('delegation, unknown client', post('/delegation', { ...delegation, client_id: 'nope' }), 401);
+  await expectStatus('delegation, no legacy grant', post('/delegation', { ...delegation, client_id: clientId }), 403);
+  await expectStatus('delegation, api_type app (not offered)', post('/delegation', { ...delegation, api_type: 'app' }), 501);
   // Pushed authorization requests (the SPA is a public client: it pushes with its client_id alone).
   await expectStatus('par', form('/oauth/par', code), 201);
   await expectStatus('par, bad redirect_uri', form('/oauth/par', { ...code, redirect_uri: 'https://evil.example/' }), 400);
