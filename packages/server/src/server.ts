@@ -122,10 +122,12 @@ export async function closeServices(services: Services): Promise<void> {
   await services.tenantLogs.close();
   await services.rateLimitStore.close();
   await services.attackProtection.close();
+  if (services.proofReplay !== services.attackProtection.counters) await services.proofReplay.close();
   await services.changes.close();
 }
 
 function newServices(config: Config, prepared: Prepared): Services {
+  const counters = config.redisUrl ? createRedisCounterStore(config.redisUrl) : createMemoryCounterStore();
   return {
     config,
     store: prepared.store,
@@ -135,9 +137,10 @@ function newServices(config: Config, prepared: Prepared): Services {
     rateLimitStore: rateLimitStoreFor(config),
     clientOrigins: new ClientOrigins(prepared.store.db),
     configCache: new ConfigCache(prepared.store.db),
-    attackProtection: new AttackProtection(prepared.store.db, config.redisUrl ? createRedisCounterStore(config.redisUrl) : createMemoryCounterStore(), {
-      sealer: prepared.sealer,
-    }),
+    attackProtection: new AttackProtection(prepared.store.db, counters, { sealer: prepared.sealer }),
+    // In memory, DPoP proof ids get a store of their own: the memory store evicts its oldest keys when full, and a
+    // flood of proofs (any key signs one) must not push out a user's brute-force count. Redis evicts nothing.
+    proofReplay: config.redisUrl ? counters : createMemoryCounterStore(),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
     changes: changeBusFor(config, prepared.store),
     tenantLogs: new TenantLogWriter(prepared.store),

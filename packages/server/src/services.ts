@@ -7,6 +7,7 @@ import type { KeyRing } from './crypto/key-ring.js';
 import type { Sealer } from './crypto/sealing.js';
 import type { RateLimitStore } from './http/rate-limit/store.js';
 import type { AttackProtection } from './protection/attack-protection.js';
+import type { AttackCounterStore } from './protection/counter-store.js';
 import type { Mailer } from './messaging/mailer.js';
 import type { TenantLogWriter } from './logs/writer.js';
 import type { Store } from './store/db.js';
@@ -29,6 +30,8 @@ export interface Services {
   configCache: ConfigCache;
   /** Brute-force, suspicious-IP and breached-password checks of the sign-in flows (protection/). */
   attackProtection: AttackProtection;
+  /** DPoP proof ids seen (`jti`, single use, crypto/dpop.ts): shared by every node when Redis is configured. */
+  proofReplay: AttackCounterStore;
   /** Email: queued, then sent over SMTP or kept in the dev mailbox (messaging/mailer.ts). */
   mailer: Mailer;
   /** Tells every node that a tenant's configuration changed, and drops this node's copies when told (tenancy/change-bus.ts). */

@@ -13,6 +13,7 @@ import { constants, createHash, generateKeyPairSync, randomUUID, sign, type KeyO
 import { calculateJwkThumbprint, decodeJwt, exportJWK, exportSPKI, generateKeyPair, SignJWT, type GenerateKeyPairResult, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dpopNonce, dpopProof, jwkThumbprint } from '../test-support/dpop.js';
 import { startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 import { createApp, createUser, logIn, management, TestBrowser } from '../test-support/sign-in.js';
@@ -29,23 +30,9 @@ describe.each(dialects)('DPoP (RFC 9449) (%s)', (dialect) => {
   let fapiApp: { client_id: string };
   let config: oidc.Configuration;
 
-  /** A DPoP proof as RFC 9449 §4.2 builds it; every argument bends it for one refusal. */
-  async function proof(
-    keys: GenerateKeyPairResult,
-    htm: string,
-    htu: string,
-    claims: Record<string, unknown> = {},
-    header: { alg?: string; jwk?: JWK; typ?: string } = {},
-  ): Promise<string> {
-    return new SignJWT({ htm, htu, jti: randomUUID(), iat: Math.floor(Date.now() / 1000), ...claims })
-      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(keys.publicKey), ...header })
-      .sign(keys.privateKey);
-  }
-  async function nonce(): Promise<string> {
-    const res = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: 'x' }, body: 'grant_type=client_credentials' });
-    return res.headers.get('dpop-nonce')!;
-  }
-  const thumbprint = async (keys: GenerateKeyPairResult) => calculateJwkThumbprint(await exportJWK(keys.publicKey), 'sha256');
+  const proof = dpopProof;
+  const nonce = () => dpopNonce(server);
+  const thumbprint = jwkThumbprint;
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });

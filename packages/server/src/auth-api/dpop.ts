@@ -13,7 +13,7 @@ import type { Services } from '../services.js';
 export const DPOP_NONCE_HEADER = 'dpop-nonce';
 
 function dependencies(services: Services) {
-  return { sealer: services.sealer, counters: services.attackProtection.counters };
+  return { sealer: services.sealer, counters: services.proofReplay };
 }
 
 /** 400 at the token and PAR endpoints. */

@@ -32,6 +32,15 @@ function wantsCertificateBinding(client: Client): boolean {
   return client.tls_client_certificate_bound_access_tokens === true || (!!client.compliance_level && MTLS_BOUND_LEVELS.has(client.compliance_level));
 }
 
+/**
+ * Whether every access token the client gets must be sender-constrained: with `require_proof_of_possession`,
+ * certificate binding, or a FAPI 2.0 level. Such a client cannot take an access token in the authorization
+ * response, where there is neither a proof nor a client certificate to bind it to.
+ */
+export function requiresSenderConstraint(client: Client): boolean {
+  return client.require_proof_of_possession === true || wantsCertificateBinding(client) || fapi2Profile(client) !== undefined;
+}
+
 /** The thumbprint of the certificate a trusted edge forwarded with this request, if any (and valid). */
 export function presentedCertificateThumbprint(request: FastifyRequest): string | undefined {
   const certificate = edgeCertificate(request, request.tenant);
@@ -57,6 +66,19 @@ export function requireProofIfAsked(client: Client, proof: VerifiedProof | undef
   if (client.require_proof_of_possession === true && !proof && !certificate) {
     throw new InvalidRequest('The application requires proof of possession: send a DPoP proof (RFC 9449) or call over mutual TLS (RFC 8705)');
   }
+}
+
+/**
+ * The sender-constraint step every grant that issues tokens takes, right after client authentication and before
+ * anything is spent (a code, a one-time code, an mfa_token, a password attempt): holds the client to what it
+ * requires (certificateBinding, requireProofIfAsked) and answers what the tokens are bound to. The tokens are
+ * bound to the proof and certificate of the request that issues them (RFC 9449 §5: a proof is never ignored).
+ * The API's own requirement (requireProofForApi) is checked where the audience is known.
+ */
+export function senderConstraint(request: FastifyRequest, client: Client, proof: VerifiedProof | undefined): Confirmation {
+  const certificate = certificateBinding(request, client);
+  requireProofIfAsked(client, proof, certificate);
+  return { ...(proof && { jkt: proof.jkt }), ...(certificate !== undefined && { 'x5t#S256': certificate }) };
 }
 
 /**

@@ -3,7 +3,7 @@
  * enumeration: an unknown user costs the same time as a wrong password), and signing up. Shared by the hosted
  * pages, the password grants and (#5) /dbconnections and /co/authenticate.
  */
-import { randomHex } from '../crypto/ids.js';
+import { newUserId } from '../crypto/ids.js';
 import { emitEvent, type EventContext } from '../events/outbox.js';
 import { logRow, type RequestOrigin } from '../logs/log-event.js';
 import { writeLogEvents } from '../logs/writer.js';
@@ -36,7 +36,14 @@ export function databaseOptions(connection: Connection): DatabaseOptions {
  * The database connection a login for `client` uses: the one named, else the tenant's default directory when
  * the client may use it, else the first database connection enabled for the client.
  */
-export async function databaseConnectionFor(services: Services, tenant: Tenant, clientId: string, name?: string): Promise<Connection | undefined> {
+export function databaseConnectionFor(services: Services, tenant: Tenant, clientId: string, name?: string): Promise<Connection | undefined> {
+  // Two reads per login before (the connection, the tenant's whole connection-client list): kept in the config
+  // cache per client and name, which a Management API change to connections or clients drops on every node.
+  const key = `login-connection\u0000${clientId}\u0000${name ?? ''}\u0000${tenant.settings.default_directory ?? ''}`;
+  return services.configCache.remember(tenant.id, key, () => lookUpDatabaseConnection(services, tenant, clientId, name));
+}
+
+async function lookUpDatabaseConnection(services: Services, tenant: Tenant, clientId: string, name?: string): Promise<Connection | undefined> {
   const db = services.store.db;
   const enabled = await listEnabledClientsByConnection(db, tenant.id);
   const usable = (c: Connection | undefined): c is Connection => !!c && c.strategy === 'auth0' && (enabled.get(c.id) ?? []).includes(clientId);
@@ -190,7 +197,7 @@ function originOf(context: EventContext): RequestOrigin {
 }
 
 export function newDatabaseUserId(): string {
-  return `auth0|${randomHex(24)}`;
+  return newUserId('auth0');
 }
 
 /**

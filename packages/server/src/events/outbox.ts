@@ -10,6 +10,8 @@ import { EventEmitter } from 'node:events';
 import { sql, type Kysely } from 'kysely';
 import { lockTenant } from '../store/tenants.js';
 import { randomAlphanumeric } from '../crypto/ids.js';
+import { pooledRandomBytes } from '../crypto/random-pool.js';
+import { insertRows, type BulkTable } from '../store/bulk-insert.js';
 import type { Database } from '../store/schema.js';
 import type { EventType } from './catalogue.js';
 
@@ -70,7 +72,8 @@ function base62(value: number, width: number): string {
 }
 
 export function newEventId(now = Date.now()): string {
-  return `evt_${base62(now, 8)}${randomAlphanumeric(14)}`;
+  // Pooled bytes: a bulk import makes an event per user (crypto/random-pool.ts).
+  return `evt_${base62(now, 8)}${randomAlphanumeric(14, pooledRandomBytes)}`;
 }
 
 /** `urn:gatehouse:<host>` of the tenant's public URL. */
@@ -212,9 +215,7 @@ export async function emitEvents(db: Kysely<Database>, events: readonly RaisedEv
     } satisfies CloudEventData),
     created_at: now,
   }));
-  for (let i = 0; i < rows.length; i += EVENT_ROWS_PER_INSERT) {
-    await db.insertInto('events').values(rows.slice(i, i + EVENT_ROWS_PER_INSERT)).execute();
-  }
+  await insertRows(db, EVENTS_TABLE, rows);
   // The tenants' enabled streams, read once in this transaction after the events' inserts (see fan-out).
   const tenantIds = [...new Set(rows.map((row) => row.tenant_id))];
   const streams = await db
@@ -248,14 +249,29 @@ export async function emitEvents(db: Kysely<Database>, events: readonly RaisedEv
         completed_at: null,
       })),
   );
-  for (let i = 0; i < deliveries.length; i += EVENT_ROWS_PER_INSERT) {
-    await db.insertInto('event_deliveries').values(deliveries.slice(i, i + EVENT_ROWS_PER_INSERT)).execute();
-  }
+  await insertRows(db, DELIVERIES_TABLE, deliveries);
   if (deliveries.length > 0) signalDeliveriesQueued();
 }
 
-/** Rows per multi-row insert: well under both dialects' bound-parameter limits (12 columns at most). */
-const EVENT_ROWS_PER_INSERT = 500;
+const EVENTS_TABLE: BulkTable<'events'> = { table: 'events', columns: { id: 'text', tenant_id: 'text', type: 'text', data: 'text', created_at: 'bigint' } };
+
+const DELIVERIES_TABLE: BulkTable<'event_deliveries'> = {
+  table: 'event_deliveries',
+  columns: {
+    stream_id: 'text',
+    event_id: 'text',
+    tenant_id: 'text',
+    event_type: 'text',
+    status: 'text',
+    attempt_count: 'integer',
+    next_attempt_at: 'bigint',
+    lease_id: 'text',
+    redelivery: 'integer',
+    attempts: 'text',
+    created_at: 'bigint',
+    completed_at: 'bigint',
+  },
+};
 
 export interface StoredEvent {
   id: string;

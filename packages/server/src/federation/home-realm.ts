@@ -4,7 +4,7 @@
  * asking for a password here.
  */
 import type { Services } from '../services.js';
-import { listConnections, listEnabledClientsByConnection, type Connection } from '../store/connections.js';
+import { listEnabledClientsByConnection, type Connection } from '../store/connections.js';
 import { federationStrategy } from './strategies.js';
 
 function domainOf(identifier: string): string | undefined {
@@ -16,7 +16,7 @@ function domainOf(identifier: string): string | undefined {
 export async function homeRealmOf(services: Services, tenantId: string, clientId: string, identifier: string): Promise<Connection | undefined> {
   const domain = domainOf(identifier.trim());
   if (!domain) return undefined;
-  const enterprise = (await listConnections(services.store.db, tenantId)).filter((c) => {
+  const enterprise = (await services.configCache.connections(tenantId)).filter((c) => {
     const strategy = federationStrategy(c.strategy);
     const aliases = c.options.domain_aliases;
     return strategy && !strategy.isSocial && Array.isArray(aliases) && aliases.some((a) => typeof a === 'string' && a.toLowerCase() === domain);
@@ -32,7 +32,7 @@ export async function homeRealmOf(services: Services, tenantId: string, clientId
  * redirect to them (Chromium applies it to the redirects after a form's POST).
  */
 export async function homeRealmOrigins(services: Services, tenantId: string, clientId: string): Promise<string[]> {
-  const enterprise = (await listConnections(services.store.db, tenantId)).filter((c) => {
+  const enterprise = (await services.configCache.connections(tenantId)).filter((c) => {
     const strategy = federationStrategy(c.strategy);
     return strategy && !strategy.isSocial && Array.isArray(c.options.domain_aliases) && c.options.domain_aliases.length > 0;
   });

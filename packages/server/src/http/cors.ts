@@ -20,23 +20,32 @@ export type CorsPolicy =
 const PREFLIGHT_MAX_AGE = '600';
 const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, Auth0-Client, X-Request-Id, X-Request-Language';
 
-async function applyPolicy(policy: CorsPolicy, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+/** Sets the headers; true when the origin is allowed. Synchronous unless the policy's check is asynchronous. */
+function applyPolicy(policy: CorsPolicy, request: FastifyRequest, reply: FastifyReply): boolean | Promise<boolean> {
   const origin = request.headers.origin;
   if (policy.kind === 'public') {
     reply.header('access-control-allow-origin', '*');
     return true;
   }
   reply.header('vary', 'Origin');
-  if (!origin || !(await policy.isAllowed(request, origin))) return false;
-  reply.header('access-control-allow-origin', origin);
-  if (policy.credentials) reply.header('access-control-allow-credentials', 'true');
-  return true;
+  if (!origin) return false;
+  const allow = (allowed: boolean): boolean => {
+    if (!allowed) return false;
+    reply.header('access-control-allow-origin', origin);
+    if (policy.credentials) reply.header('access-control-allow-credentials', 'true');
+    return true;
+  };
+  const allowed = policy.isAllowed(request, origin);
+  return typeof allowed === 'boolean' ? allow(allowed) : allowed.then(allow);
 }
 
 export function registerCors(app: FastifyInstance, routes: RouteIndex): void {
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook: most requests (no Origin, or a public route) need no promise at all.
+  app.addHook('onRequest', (request, reply, done) => {
     const policy = request.routeOptions.config.cors;
-    if (policy && request.method !== 'OPTIONS') await applyPolicy(policy, request, reply);
+    const applied = policy && request.method !== 'OPTIONS' ? applyPolicy(policy, request, reply) : undefined;
+    if (applied instanceof Promise) applied.then(() => done(), done);
+    else done();
   });
 
   app.options('/*', { schema: { hide: true } }, async (request, reply) => {

@@ -26,7 +26,7 @@
 import { createHash } from 'node:crypto';
 import { JSONParser } from '@streamparser/json';
 import type { Kysely } from 'kysely';
-import { randomHex } from '../crypto/ids.js';
+import { newUserId } from '../crypto/ids.js';
 import { emitEvents, type EventContext, type RaisedEvent } from '../events/outbox.js';
 import { presentUser } from '../management/user-view.js';
 import type { Services } from '../services.js';
@@ -322,7 +322,7 @@ async function applyUsers(trx: Kysely<Database>, job: Job, connection: Connectio
       refuse(importError('DUPLICATED_USER', 'user_id', `The user id ${id} is already taken`));
       continue;
     }
-    const userId = id ?? `auth0|${randomHex(24)}`;
+    const userId = id ?? newUserId('auth0', now);
     if (totp) enrollments.push({ ...totp, userId });
     inserts.push(
       newUser(

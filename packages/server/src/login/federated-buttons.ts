@@ -11,7 +11,7 @@ import { InvalidRequest, ProtocolError } from '../http/errors.js';
 import { documentedOnly, frontChannelParameters } from '../http/openapi.js';
 import { htmlPage, redirect } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { findConnectionByName, listConnections, listEnabledClientsByConnection, listEnabledClients } from '../store/connections.js';
+import { findConnectionByName, listEnabledClientsByConnection, listEnabledClients } from '../store/connections.js';
 import { sendErrorPage } from './error-page.js';
 import { safeImageUrl } from './pages/chrome.js';
 import { PAGE_TAGS } from './documentation.js';
@@ -29,7 +29,7 @@ export interface FederatedButton {
 
 /** Every federated connection enabled for the client, unless it says `show_as_button: false`. */
 export async function federatedButtons(services: Services, tenantId: string, clientId: string, transactionId: string): Promise<FederatedButton[]> {
-  const connections = (await listConnections(services.store.db, tenantId)).filter((c) => isFederated(c) && c.show_as_button !== false);
+  const connections = (await services.configCache.connections(tenantId)).filter((c) => isFederated(c) && c.show_as_button !== false);
   if (connections.length === 0) return [];
   const enabled = await listEnabledClientsByConnection(services.store.db, tenantId);
   return connections

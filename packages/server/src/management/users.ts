@@ -25,7 +25,7 @@ import type { FastifyRequest } from 'fastify';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import type { Kysely } from 'kysely';
 import { normalizeEmail } from '../connections/email-address.js';
-import { randomHex } from '../crypto/ids.js';
+import { newUserId } from '../crypto/ids.js';
 import { hashPassword } from '../crypto/passwords.js';
 import { eventContextFrom } from '../events/context.js';
 import { emitEvent } from '../events/outbox.js';
@@ -409,7 +409,7 @@ export function registerUsers(api: App, services: Services): void {
       }
       const user = newUser(
         {
-          user_id: `${PROVIDER_OF_STRATEGY[strategy]}|${body.user_id ?? randomHex(24)}`,
+          user_id: body.user_id === undefined ? newUserId(PROVIDER_OF_STRATEGY[strategy]!) : `${PROVIDER_OF_STRATEGY[strategy]}|${body.user_id}`,
           tenant_id: tenantId,
           connection_id: connection.id,
           email: body.email === undefined ? null : normalizeEmail(body.email),

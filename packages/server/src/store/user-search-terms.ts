@@ -13,6 +13,7 @@
  * email, name, nickname or username (`lid` finds "Alice Liddell"; `search.test` finds `alice@search.test`).
  */
 import type { Kysely } from 'kysely';
+import { insertRows, type BulkTable } from './bulk-insert.js';
 import type { Database, UserSearchTermsTable } from './schema.js';
 import { displayName, displayNickname } from './user-names.js';
 import type { User } from './users.js';
@@ -81,18 +82,13 @@ export function searchTermsOf(user: User): { field: string; value: string }[] {
   return [...terms.values()];
 }
 
-/** Rows per multi-row insert (4 columns: well under either dialect's bound-parameter limit). */
-const TERMS_PER_INSERT = 1000;
+const SEARCH_TERMS_TABLE: BulkTable<'user_search_terms'> = { table: 'user_search_terms', columns: { tenant_id: 'text', field: 'text', value: 'text', user_id: 'text' } };
 
 /** Writes the search terms of users just inserted. */
 export async function insertSearchTerms(db: Kysely<Database>, users: readonly User[]): Promise<void> {
-  const rows: UserSearchTermsTable[] = users.flatMap((user) => searchTermsOf(user).map((t) => ({ tenant_id: user.tenant_id, user_id: user.user_id, ...t })));
-  for (let i = 0; i < rows.length; i += TERMS_PER_INSERT) {
-    await db
-      .insertInto('user_search_terms')
-      .values(rows.slice(i, i + TERMS_PER_INSERT))
-      .execute();
-  }
+  const rows: UserSearchTermsTable[] = [];
+  for (const user of users) for (const { field, value } of searchTermsOf(user)) rows.push({ tenant_id: user.tenant_id, field, value, user_id: user.user_id });
+  await insertRows(db, SEARCH_TERMS_TABLE, rows);
 }
 
 /** Replaces the search terms of users just updated. */

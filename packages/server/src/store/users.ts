@@ -13,6 +13,7 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import { normalizeEmail } from '../connections/email-address.js';
 import { ConcurrentChange, nextVersion } from './concurrent-change.js';
 import type { Database, UserBlocksTable, UsersTable } from './schema.js';
+import { insertRows, type BulkTable } from './bulk-insert.js';
 import { insertSearchTerms, replaceSearchTerms, searchValue } from './user-search-terms.js';
 
 /** Root profile fields kept in the `profile` JSON column; unset ones fall back to defaults when shown. */
@@ -137,17 +138,35 @@ export async function insertUser(db: Kysely<Database>, user: User): Promise<void
   await insertSearchTerms(db, [user]);
 }
 
-/** Rows per multi-row insert (21 columns: well under either dialect's bound-parameter limit). */
-const USERS_PER_INSERT = 250;
+const USERS_TABLE: BulkTable<'users'> = {
+  table: 'users',
+  columns: {
+    user_id: 'text',
+    tenant_id: 'text',
+    connection_id: 'text',
+    email: 'text',
+    email_verified: 'integer',
+    username: 'text',
+    phone_number: 'text',
+    phone_verified: 'integer',
+    password_hash: 'text',
+    blocked: 'integer',
+    profile: 'text',
+    user_metadata: 'text',
+    app_metadata: 'text',
+    linked_to: 'text',
+    logins_count: 'integer',
+    last_login: 'bigint',
+    last_ip: 'text',
+    last_password_reset: 'bigint',
+    created_at: 'bigint',
+    updated_at: 'bigint',
+  },
+};
 
-/** Inserts many users with multi-row inserts (an import's batch, inside its transaction). */
+/** Inserts many users with their search terms (an import's batch, inside its transaction). */
 export async function insertUsers(db: Kysely<Database>, users: readonly User[]): Promise<void> {
-  for (let i = 0; i < users.length; i += USERS_PER_INSERT) {
-    await db
-      .insertInto('users')
-      .values(users.slice(i, i + USERS_PER_INSERT).map(toRow))
-      .execute();
-  }
+  await insertRows(db, USERS_TABLE, users.map(toRow));
   await insertSearchTerms(db, users);
 }
 

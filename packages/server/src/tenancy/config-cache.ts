@@ -1,7 +1,8 @@
 /**
- * The configuration a token request reads on every call (the client, the API, the client grant), cached per
- * tenant in this process. Profiling showed these three lookups (SQL plus parsing the API's scope list) cost more
- * than everything else a token request does except the RSA signature.
+ * The configuration a token request reads on every call (the client, the API, the client grant), and what other
+ * hot paths remember through `remember` (the connection a login uses), cached per tenant in this process.
+ * Profiling showed these lookups (SQL plus parsing the API's scope list) cost more than everything else a token
+ * request does except the RSA signature.
  *  - Any successful Management API write drops the tenant's entries on every node before its response is sent
  *    (management/index.ts, tenancy/change-bus.ts), so a caller's next request, on any node, sees the change.
  *  - CACHE_MS bounds how stale a copy can be if the carrier between nodes loses messages.
@@ -9,6 +10,7 @@
 import type { Kysely } from 'kysely';
 import { findClientGrant, type ClientGrant } from '../store/client-grants.js';
 import { findClient, type Client } from '../store/clients.js';
+import { listConnections, type Connection } from '../store/connections.js';
 import { findResourceServerByIdentifier, type ResourceServer } from '../store/resource-servers.js';
 import type { Database } from '../store/schema.js';
 
@@ -35,6 +37,19 @@ export class ConfigCache {
 
   clientGrant(tenantId: string, clientId: string, audience: string): Promise<ClientGrant | undefined> {
     return this.#get(tenantId, `grant\u0000${clientId}\u0000${audience}`, () => findClientGrant(this.db, tenantId, clientId, audience));
+  }
+
+  /** The tenant's connections, oldest first: the login page reads them up to three times (buttons, home realm). */
+  connections(tenantId: string): Promise<readonly Connection[]> {
+    return this.#get(tenantId, 'connections', () => listConnections(this.db, tenantId));
+  }
+
+  /**
+   * Any other per-tenant configuration a hot path reads, under `key` (which names what it is and everything it
+   * depends on), with the same lifetime and invalidation as the rest.
+   */
+  remember<T>(tenantId: string, key: string, load: () => Promise<T>): Promise<T> {
+    return this.#get(tenantId, `other\u0000${key}`, load);
   }
 
   invalidate(tenantId?: string): void {

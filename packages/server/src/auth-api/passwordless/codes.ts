@@ -5,7 +5,7 @@
  * connection disables signup).
  */
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
-import { randomAlphanumeric, randomHex, randomSecret } from '../../crypto/ids.js';
+import { newUserId, randomAlphanumeric, randomSecret } from '../../crypto/ids.js';
 import { emitEvent, type EventContext } from '../../events/outbox.js';
 import { isDeliverableAddress } from '../../messaging/email-outbox.js';
 import { userEventObject } from '../../management/event-objects.js';
@@ -140,7 +140,7 @@ export async function passwordlessUser(
     if ((connection.options as { disable_signup?: boolean }).disable_signup === true) return { outcome: 'signup_disabled' };
     const user = newUser(
       {
-        user_id: `${connection.strategy}|${randomHex(24)}`,
+        user_id: newUserId(connection.strategy),
         tenant_id: connection.tenant_id,
         connection_id: connection.id,
         email: connection.strategy === 'email' ? identifier : null,

@@ -6,7 +6,7 @@
 import { noteForLog } from '../../logs/request-notes.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient, registeredMethod } from '../client-auth/index.js';
-import { certificateBinding, requireProofIfAsked } from '../sender-constraint.js';
+import { senderConstraint } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
 import { redeemAuthorizationCode } from '../user-tokens/authorization-code.js';
 import { tokenResponse } from '../user-tokens/issue.js';
@@ -18,8 +18,7 @@ export const authorizationCode: GrantHandler = async ({ request, params, service
   if (!client.grant_types.includes('authorization_code')) {
     throw new UnauthorizedClient("Grant type 'authorization_code' not allowed for the client.");
   }
-  const certificate = certificateBinding(request, client);
-  requireProofIfAsked(client, proof, certificate);
+  const confirmation = senderConstraint(request, client, proof);
   const code = requiredString(params, 'code');
   const redirectUri = optionalString(params, 'redirect_uri');
   if (redirectUri === undefined) throw new InvalidRequest('Missing required parameter: redirect_uri');
@@ -31,8 +30,7 @@ export const authorizationCode: GrantHandler = async ({ request, params, service
     redirectUri,
     codeVerifier: optionalString(params, 'code_verifier'),
     onUser: (userId) => noteForLog(request, { user_id: userId }),
-    ...(proof && { dpopJkt: proof.jkt }),
-    ...(certificate !== undefined && { certificateThumbprint: certificate }),
+    confirmation,
   });
   return tokenResponse(tokens);
 };

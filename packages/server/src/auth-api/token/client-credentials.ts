@@ -11,7 +11,7 @@
 import { signAccessToken } from '../../crypto/jwt.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
-import { binding, certificateBinding, requireProofForApi, requireProofIfAsked } from '../sender-constraint.js';
+import { binding, requireProofForApi, senderConstraint } from '../sender-constraint.js';
 import type { Services } from '../../services.js';
 import type { ClientGrant } from '../../store/client-grants.js';
 import { organizationHasClientGrant } from '../../store/organization-client-grants.js';
@@ -43,9 +43,7 @@ export const clientCredentials: GrantHandler = async ({ request, params, service
   if (!client.grant_types.includes('client_credentials')) {
     throw new UnauthorizedClient("Grant type 'client_credentials' not allowed for the client.");
   }
-  const certificate = certificateBinding(request, client);
-  requireProofIfAsked(client, proof, certificate);
-  const confirmation = { ...(proof && { jkt: proof.jkt }), ...(certificate !== undefined && { 'x5t#S256': certificate }) };
+  const confirmation = senderConstraint(request, client, proof);
   const bound = binding(confirmation);
   const audience = (typeof params.audience === 'string' && params.audience) || tenant.settings.default_audience;
   if (!audience) throw new InvalidRequest('audience is required (no default audience is configured)');

@@ -101,9 +101,9 @@ export function registerTokenEndpoint(app: App, services: Services): void {
       cors: { kind: 'origins', credentials: false, isAllowed: (request, origin) => services.clientOrigins.allows(request.tenant.id, origin) },
     },
     // A missing grant_type is an OAuth invalid_request, not a schema error message.
-    preValidation: async (request) => {
+    preValidation: (request, _reply, done) => {
       const body = request.body as Record<string, unknown> | undefined;
-      if (!body || typeof body !== 'object' || typeof body.grant_type !== 'string') throw new InvalidRequest('grant_type is required');
+      done(!body || typeof body !== 'object' || typeof body.grant_type !== 'string' ? new InvalidRequest('grant_type is required') : undefined);
     },
     handler: async (request, reply) => {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

@@ -15,6 +15,7 @@ import type { Client } from '../../store/clients.js';
 import { useUpMfaChallengeReadingUser } from '../../store/mfa-challenges.js';
 import { ProtocolError } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
+import { senderConstraint, type Confirmation } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
 import { readClientMfaToken, usedToken, type MfaTokenClaims } from '../mfa/mfa-token.js';
 import type { UserAuthorization } from '../user-tokens/authorization.js';
@@ -28,6 +29,8 @@ import { recordSecondFactorAnswer, type SecondFactorKind } from '../../logs/seco
 export interface MfaGrantStart {
   client: Client;
   claims: MfaTokenClaims;
+  /** What this request binds the tokens to: its own proof and certificate, whatever the password step sent. */
+  confirmation: Confirmation;
 }
 
 /** The factor lock: the same answer whatever is sent, so a locked account gives nothing away. */
@@ -37,10 +40,12 @@ export class MfaLocked extends ProtocolError {
   }
 }
 
-export async function startMfaGrant({ request, params, services, endpointUrl }: GrantContext, grantType: string): Promise<MfaGrantStart> {
+export async function startMfaGrant({ request, params, services, endpointUrl, proof }: GrantContext, grantType: string): Promise<MfaGrantStart> {
   const client = await authenticateClient(request, params, services, { allowPublic: true, endpointUrl });
   if (!client.grant_types.includes(grantType)) throw new UnauthorizedClient(`Grant type '${grantType}' not allowed for the client.`);
-  return { client, claims: readClientMfaToken(services, request.tenant, client, requiredString(params, 'mfa_token')) };
+  // Before the factor is checked, so a refusal here neither spends a code nor counts toward the lock.
+  const confirmation = senderConstraint(request, client, proof);
+  return { client, claims: readClientMfaToken(services, request.tenant, client, requiredString(params, 'mfa_token')), confirmation };
 }
 
 /**
@@ -63,7 +68,7 @@ export function requireRight(
 /** Uses the mfa_token up (of two right answers with it, one gets through) and issues the tokens. */
 export async function finishMfaGrant(
   { request, params, services }: GrantContext,
-  { client, claims }: MfaGrantStart,
+  { client, claims, confirmation }: MfaGrantStart,
   factorAmr: string[],
   /** What to do once the token is used up, and add to the response (the recovery-code grant's next code). */
   afterUse?: () => Promise<{ recovery_code?: string }>,
@@ -83,6 +88,7 @@ export async function finishMfaGrant(
     audience: granted,
     authTime: Math.floor(Date.now() / 1000),
     amr: [...new Set([...claims.amr, ...factorAmr, 'mfa'])],
+    confirmation,
   };
   const [issued, extra] = await Promise.all([issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: true }, planIssue()), afterUse?.()]);
   return { ...tokenResponse(issued.tokens), ...extra };

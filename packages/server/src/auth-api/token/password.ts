@@ -5,17 +5,19 @@
 import { fapi2Profile } from '../fapi-profile.js';
 import { DATABASE_CONNECTION_NAME } from '../../tenancy/bootstrap.js';
 import { authenticateClient } from '../client-auth/index.js';
+import { senderConstraint } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
 import { tokenResponse } from '../user-tokens/issue.js';
 import { passwordLogin } from '../user-tokens/password-login.js';
 import { optionalString, requiredString } from './params.js';
 import type { GrantHandler } from './types.js';
 
-export const password: GrantHandler = async ({ request, params, services, endpointUrl }) => {
+export const password: GrantHandler = async ({ request, params, services, endpointUrl, proof }) => {
   const client = await authenticateClient(request, params, services, { allowPublic: true, endpointUrl });
   if (!client.grant_types.includes('password')) throw new UnauthorizedClient("Grant type 'password' not allowed for the client.");
   // FAPI 2.0 SP §5.3.2.1-2: the resource owner password credentials grant is refused.
   if (fapi2Profile(client)) throw new UnauthorizedClient(`FAPI 2.0 (${client.compliance_level}): the password grant is not allowed`);
+  const confirmation = senderConstraint(request, client, proof);
   const tokens = await passwordLogin(services, request, {
     tenant: request.tenant,
     client,
@@ -25,6 +27,7 @@ export const password: GrantHandler = async ({ request, params, services, endpoi
     password: requiredString(params, 'password'),
     scope: optionalString(params, 'scope'),
     audience: optionalString(params, 'audience'),
+    confirmation,
   });
   return tokenResponse(tokens);
 };

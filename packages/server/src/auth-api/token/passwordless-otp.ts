@@ -7,6 +7,7 @@
 import { eventContextFrom } from '../../events/context.js';
 import { InvalidRequest } from '../../http/errors.js';
 import { authenticateClient } from '../client-auth/index.js';
+import { senderConstraint } from '../sender-constraint.js';
 import { AccessDenied, UnauthorizedClient } from '../errors.js';
 import { passwordlessConnectionFor } from '../passwordless/codes.js';
 import { verifyPasswordlessOtp } from '../passwordless/otp.js';
@@ -20,9 +21,11 @@ import type { GrantHandler } from './types.js';
 
 export const PASSWORDLESS_OTP_GRANT = 'http://auth0.com/oauth/grant-type/passwordless/otp';
 
-export const passwordlessOtp: GrantHandler = async ({ request, params, services, endpointUrl }) => {
+export const passwordlessOtp: GrantHandler = async ({ request, params, services, endpointUrl, proof }) => {
   const client = await authenticateClient(request, params, services, { allowPublic: true, endpointUrl });
   if (!client.grant_types.includes(PASSWORDLESS_OTP_GRANT)) throw new UnauthorizedClient(`Grant type '${PASSWORDLESS_OTP_GRANT}' not allowed for the client.`);
+  // Before the code is checked, so a refusal here does not use it up.
+  const confirmation = senderConstraint(request, client, proof);
   const tenant = request.tenant;
   const realm = requiredString(params, 'realm');
   const username = requiredString(params, 'username');
@@ -51,6 +54,6 @@ export const passwordlessOtp: GrantHandler = async ({ request, params, services,
   const { scopes, audience: granted } = await resolveUserScopes(services, { tenant, client, user: result.user, requestedScope: optionalString(params, 'scope') ?? '', audience });
   // A one-time code is a first factor: where the tenant requires a second one, it issues nothing here.
   if (mfaRequired(tenant)) throw new MfaRequired();
-  const authorization: UserAuthorization = { tenant, client, user: result.user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000) };
+  const authorization: UserAuthorization = { tenant, client, user: result.user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000), confirmation };
   return tokenResponse(await issueUserTokens(services, authorization, { accessToken: true, idToken: true, refreshToken: true }));
 };

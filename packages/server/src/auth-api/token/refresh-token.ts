@@ -4,7 +4,7 @@
  */
 import { noteForLog } from '../../logs/request-notes.js';
 import { authenticateClient } from '../client-auth/index.js';
-import { certificateBinding, requireProofIfAsked } from '../sender-constraint.js';
+import { senderConstraint } from '../sender-constraint.js';
 import { UnauthorizedClient } from '../errors.js';
 import { tokenResponse } from '../user-tokens/issue.js';
 import { exchangeRefreshToken } from '../user-tokens/refresh-exchange.js';
@@ -16,11 +16,10 @@ export const refreshToken: GrantHandler = async ({ request, params, services, en
   if (!client.grant_types.includes('refresh_token')) {
     throw new UnauthorizedClient("Grant type 'refresh_token' not allowed for the client.");
   }
-  const certificate = certificateBinding(request, client);
-  requireProofIfAsked(client, proof, certificate);
+  const confirmation = senderConstraint(request, client, proof);
   const token = requiredString(params, 'refresh_token');
   const requestedScope = optionalString(params, 'scope');
   return tokenResponse(
-    await exchangeRefreshToken(services, { tenant: request.tenant, client, refreshToken: token, requestedScope, onUser: (userId) => noteForLog(request, { user_id: userId }), ...(proof && { dpopJkt: proof.jkt }), ...(certificate !== undefined && { certificateThumbprint: certificate }) }),
+    await exchangeRefreshToken(services, { tenant: request.tenant, client, refreshToken: token, requestedScope, onUser: (userId) => noteForLog(request, { user_id: userId }), confirmation }),
   );
 };

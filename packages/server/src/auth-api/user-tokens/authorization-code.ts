@@ -23,7 +23,7 @@ import type { Tenant } from '../../store/tenants.js';
 import { findPrimaryUser } from '../../store/users.js';
 import { confirmationOf, type IssuedUserTokens, type UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
-import { requireProofForApi } from '../sender-constraint.js';
+import { requireProofForApi, type Confirmation } from '../sender-constraint.js';
 import { accessTokenLifetime, issueWithPlan, planIssue } from './issue.js';
 import { hashToken } from './refresh-tokens.js';
 
@@ -90,10 +90,8 @@ export interface CodeRedemption {
   code: string;
   redirectUri: string | undefined;
   codeVerifier: string | undefined;
-  /** The thumbprint of the token request's DPoP proof, if it sent one. */
-  dpopJkt?: string;
-  /** The thumbprint of the client certificate to bind the access token to (RFC 8705), if the client asked. */
-  certificateThumbprint?: string;
+  /** What the token request binds the tokens to (its DPoP key, its client certificate). */
+  confirmation: Confirmation;
   /** Told whose grant this is once the client's own is found (the tenant log names the user). */
   onUser?: (userId: string) => void;
 }
@@ -130,7 +128,7 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
   if (row.expires_at <= Date.now()) throw new InvalidGrant('Invalid authorization code');
   if (redemption.redirectUri !== row.redirect_uri) throw new InvalidGrant('redirect_uri does not match the one of the authorization request');
   // RFC 9449 §10: a code pushed with a DPoP key is redeemed with that key's proof only.
-  if (row.dpop_jkt !== null && row.dpop_jkt !== undefined && row.dpop_jkt !== redemption.dpopJkt) throw new InvalidGrant('The authorization code is bound to another DPoP key');
+  if (row.dpop_jkt !== null && row.dpop_jkt !== undefined && row.dpop_jkt !== redemption.confirmation.jkt) throw new InvalidGrant('The authorization code is bound to another DPoP key');
   if (row.code_challenge !== null) {
     if (redemption.codeVerifier === undefined) throw new InvalidGrant('code_verifier is required');
     if (!CODE_VERIFIER.test(redemption.codeVerifier) || !verifierMatches(redemption.codeVerifier, row.code_challenge)) {
@@ -155,8 +153,7 @@ export async function redeemAuthorizationCode(services: Services, redemption: Co
     authTime: stored.auth_time,
     ...(stored.nonce !== undefined && { nonce: stored.nonce }),
     ...(stored.session_id !== undefined && { sessionId: stored.session_id }),
-    ...(redemption.dpopJkt !== undefined && { dpopJkt: redemption.dpopJkt }),
-    ...(redemption.certificateThumbprint !== undefined && { certificateThumbprint: redemption.certificateThumbprint }),
+    confirmation: redemption.confirmation,
     ...(stored.amr !== undefined && { amr: stored.amr }),
   };
 

@@ -23,20 +23,18 @@ export interface UserAuthorization {
   authTime: number;
   /** The SSO session's public id (the ID token's `sid`); absent for credentials grants. */
   sessionId?: string;
-  /** RFC 9449: the DPoP key (thumbprint) of this token request's proof; the access token is bound to it. */
-  dpopJkt?: string;
-  /** RFC 8705: the client certificate (thumbprint) of this token request; the access token is bound to it. */
-  certificateThumbprint?: string;
+  /**
+   * What the token request bound its tokens to (sender-constraint.ts senderConstraint): the DPoP key (RFC 9449)
+   * and the client certificate (RFC 8705) thumbprints; the access token carries it as `cnf`.
+   */
+  confirmation?: Confirmation;
   /** How the user authenticated (the ID token's `amr`, e.g. ["pwd","mfa"]), where known. */
   amr?: string[];
 }
 
 /** What the access token issued for `authorization` is bound to (its `cnf`). */
 export function confirmationOf(authorization: UserAuthorization): Confirmation {
-  return {
-    ...(authorization.dpopJkt !== undefined && { jkt: authorization.dpopJkt }),
-    ...(authorization.certificateThumbprint !== undefined && { 'x5t#S256': authorization.certificateThumbprint }),
-  };
+  return authorization.confirmation ?? {};
 }
 
 /** What /authorize asks to be issued in the front channel, and what the token endpoint returns. */

@@ -14,6 +14,7 @@ import { PasswordLeaked, TooManyAttempts } from '../../protection/errors.js';
 import type { Services } from '../../services.js';
 import type { Client } from '../../store/clients.js';
 import type { Tenant } from '../../store/tenants.js';
+import type { Confirmation } from '../sender-constraint.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { mfaRequired } from '../../mfa/policy.js';
 import { issueMfaToken } from '../mfa/mfa-token.js';
@@ -32,6 +33,8 @@ export interface PasswordLoginRequest {
   password: string;
   scope: string | undefined;
   audience: string | undefined;
+  /** What the request binds the tokens to (sender-constraint.ts senderConstraint). */
+  confirmation: Confirmation;
 }
 
 export async function passwordLogin(services: Services, request: FastifyRequest, login: PasswordLoginRequest): Promise<IssuedUserTokens> {
@@ -51,6 +54,6 @@ export async function passwordLogin(services: Services, request: FastifyRequest,
   // mfa_token, with which the client goes on through the MFA API (auth-api/mfa/). One insert.
   if (mfaRequired(tenant)) throw new MfaRequired(await issueMfaToken(services, tenant, client, user, { amr: ['pwd'], scope: login.scope, audience: login.audience || null }));
   const { scopes, audience: granted } = await resolveUserScopes(services, { tenant, client, user, requestedScope: login.scope ?? '', audience });
-  const authorization: UserAuthorization = { tenant, client, user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000) };
+  const authorization: UserAuthorization = { tenant, client, user, scopes, audience: granted, authTime: Math.floor(Date.now() / 1000), confirmation: login.confirmation };
   return (await issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: true, grantType: 'password' }, planIssue())).tokens;
 }

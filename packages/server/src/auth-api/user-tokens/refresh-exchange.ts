@@ -19,7 +19,7 @@ import { findPrimaryUser } from '../../store/users.js';
 import { InvalidScope } from '../errors.js';
 import type { IssuedUserTokens, UserAuthorization } from './authorization.js';
 import { InvalidGrant } from './errors.js';
-import { requireProofForApi } from '../sender-constraint.js';
+import { requireProofForApi, type Confirmation } from '../sender-constraint.js';
 import { issueWithPlan, planIssue } from './issue.js';
 import { createRefreshToken, hashToken, refreshPolicy, type FamilyPlacement } from './refresh-tokens.js';
 import { parseScope, resolveUserScopes } from './scopes.js';
@@ -31,10 +31,8 @@ export interface RefreshExchange {
   refreshToken: string;
   /** A narrower scope for this access token (RFC 6749 §6); the refresh token keeps the original grant. */
   requestedScope: string | undefined;
-  /** The thumbprint of the request's DPoP proof, if it sent one. */
-  dpopJkt?: string;
-  /** The thumbprint of the client certificate to bind the access token to (RFC 8705), if the client asked. */
-  certificateThumbprint?: string;
+  /** What the request binds the tokens to (its DPoP key, its client certificate). */
+  confirmation: Confirmation;
   /** Told whose grant this is once the client's own is found (the tenant log names the user). */
   onUser?: (userId: string) => void;
 }
@@ -62,7 +60,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   // Switching the client's rotation type leaves the tokens of the other kind unusable (C.3).
   if (token.rotating !== policy.rotating) throw invalid();
   // RFC 9449 §5: a bound refresh token is used with a proof of the same key, and nothing else.
-  if (token.dpop_jkt !== null && token.dpop_jkt !== undefined && token.dpop_jkt !== exchange.dpopJkt) throw new InvalidGrant('The refresh token is bound to another DPoP key');
+  if (token.dpop_jkt !== null && token.dpop_jkt !== undefined && token.dpop_jkt !== exchange.confirmation.jkt) throw new InvalidGrant('The refresh token is bound to another DPoP key');
 
   // A rotated token past its reuse interval means a copy is in other hands: the family dies before anything else.
   // With no reuse interval (leeway 0) any second use is a reuse, however close to the first.
@@ -82,7 +80,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
   const { scopes } = await resolveUserScopes(services, { tenant, client, user, requestedScope: requested.join(' '), audience: token.audience });
 
   // Before the rotation, so a refusal leaves the refresh token usable with a proof.
-  await requireProofForApi(services, tenant.id, token.audience, { ...(exchange.dpopJkt !== undefined && { jkt: exchange.dpopJkt }), ...(exchange.certificateThumbprint !== undefined && { 'x5t#S256': exchange.certificateThumbprint }) });
+  await requireProofForApi(services, tenant.id, token.audience, exchange.confirmation);
   let family: FamilyPlacement | undefined;
   if (policy.rotating) {
     if (token.rotated_at === null && !(await markRefreshTokenRotated(db, token.id, now))) {
@@ -104,8 +102,7 @@ export async function exchangeRefreshToken(services: Services, exchange: Refresh
     audience: token.audience,
     authTime: Math.floor(token.authenticated_at / 1000),
     ...(token.session_id !== null && { sessionId: token.session_id }),
-    ...(exchange.dpopJkt !== undefined && { dpopJkt: exchange.dpopJkt }),
-    ...(exchange.certificateThumbprint !== undefined && { certificateThumbprint: exchange.certificateThumbprint }),
+    confirmation: exchange.confirmation,
   };
   // The new refresh token carries the whole original grant, not the narrowed scope.
   const outcome = await issueWithPlan(services, authorization, { accessToken: true, idToken: true, refreshToken: false }, planIssue());

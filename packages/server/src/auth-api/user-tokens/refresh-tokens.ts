@@ -88,7 +88,7 @@ export async function createRefreshToken(
     idle_expires_at: policy.idleMs === null ? null : now + policy.idleMs,
     // RFC 9449 §5: a public client's refresh token is bound to its DPoP key (a confidential client's is
     // bound by its authentication already).
-    dpop_jkt: authorization.dpopJkt !== undefined && isPublic(authorization.client) ? authorization.dpopJkt : null,
+    dpop_jkt: authorization.confirmation?.jkt !== undefined && isPublic(authorization.client) ? authorization.confirmation.jkt : null,
   };
   await insertRefreshToken(services.store.db, row);
   return token;

@@ -27,6 +27,7 @@ import { checkRequestUri } from './request-uri.js';
 import { checkResponseMode } from './response-mode.js';
 import { checkResponseType } from './response-type.js';
 import { checkScope } from './scope.js';
+import { checkSenderConstraint } from './sender-constraint.js';
 import { checkWebMessageOrigin } from './web-message-origin.js';
 
 type Stage = 'before' | 'after';
@@ -48,6 +49,7 @@ const TABLE: readonly (readonly [AuthorizeCheck, authorize: boolean, par: boolea
   [checkNonce,                X,          X, 'after'],
   [checkPkce,                 X,          X, 'after'],
   [checkFapiProfile,          X,          X, 'after'],
+  [checkSenderConstraint,     X,          X, 'after'],
   [checkPrompt,               X,          X, 'after'],
   [checkAcrValues,            X,          X, 'after'],
   [checkConnection,           X,          X, 'after'],
