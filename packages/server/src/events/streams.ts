@@ -89,11 +89,25 @@ export async function insertStream(db: Kysely<Database>, stream: EventStream): P
   await writeStreams(db, stream.tenantId, (trx) => trx.insertInto('event_streams').values(toRow(stream)).execute());
 }
 
-export async function updateStream(db: Kysely<Database>, stream: EventStream): Promise<void> {
-  const { id: _id, tenant_id: _tenant, created_at: _created, ...changes } = toRow(stream);
-  await writeStreams(db, stream.tenantId, (trx) =>
-    trx.updateTable('event_streams').set(changes).where('tenant_id', '=', stream.tenantId).where('id', '=', stream.id).execute(),
+/**
+ * Writes the columns `after` changes from `before` (its updatedAt from nextVersion), only while the stream is
+ * still at `before`'s version (store/concurrent-change.ts); false, and nothing written, when it changed since.
+ * Columns left alone keep what the delivery worker counted meanwhile (consecutive_failures).
+ */
+export async function updateStreamAsRead(db: Kysely<Database>, before: EventStream, after: EventStream): Promise<boolean> {
+  const previous = toRow(before);
+  const next = toRow(after);
+  const changed = (Object.keys(next) as (keyof EventStreamsTable)[]).filter((column) => column !== 'id' && column !== 'tenant_id' && column !== 'created_at' && next[column] !== previous[column]);
+  const result = await writeStreams(db, before.tenantId, (trx) =>
+    trx
+      .updateTable('event_streams')
+      .set(Object.fromEntries(changed.map((column) => [column, next[column]])))
+      .where('tenant_id', '=', before.tenantId)
+      .where('id', '=', before.id)
+      .where('updated_at', '=', before.updatedAt)
+      .executeTakeFirst(),
   );
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function findStream(db: Kysely<Database>, tenantId: string, id: string): Promise<EventStream | undefined> {

@@ -113,16 +113,19 @@ export async function insertLogStream(db: Kysely<Database>, stream: LogStream): 
 }
 
 /**
- * Writes a stream's settings. Resuming it (to active) makes it due now and forgives its failures, so a
- * suspended stream starts again where it stopped.
+ * Writes a stream's settings (its updatedAt from nextVersion), only while the stream is still at the version
+ * `readAt` (store/concurrent-change.ts); false, and nothing written, when it changed since. Resuming it (to
+ * active) makes it due now and forgives its failures, so a suspended stream starts again where it stopped.
  */
-export async function updateLogStream(db: Kysely<Database>, stream: LogStream, resumed: boolean): Promise<void> {
-  await db
+export async function updateLogStreamAsRead(db: Kysely<Database>, stream: LogStream, resumed: boolean, readAt: number): Promise<boolean> {
+  const result = await db
     .updateTable('log_streams')
     .set({ ...settingsOf(stream), ...(resumed && { next_attempt_at: Date.now(), consecutive_failures: 0, attempt_count: 0, last_error: null }) })
     .where('tenant_id', '=', stream.tenantId)
     .where('id', '=', stream.id)
-    .execute();
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function findLogStream(db: Kysely<Database>, tenantId: string, id: string): Promise<LogStream | undefined> {

@@ -22,7 +22,7 @@ import {
   BRUTE_FORCE_SHIELDS,
   effectiveSettings,
   SUSPICIOUS_IP_SHIELDS,
-  type AttackProtectionSettings,
+  type EffectiveAttackProtection,
   type BreachedPasswordSettings,
   type BruteForceSettings,
   type SuspiciousIpSettings,
@@ -140,10 +140,25 @@ export function registerAttackProtection(api: App, services: Services): void {
     return tenant;
   }
 
-  async function save(tenant: Tenant, part: AttackProtectionSettings): Promise<void> {
-    await changeTenantSettings(db, tenant.id, (settings) => ({ ...settings, attack_protection: { ...settings.attack_protection, ...part } }));
-    services.attackProtection.forget(tenant.id);
+  /**
+   * Computes the section from the settings as they are under changeTenantSettings' lock and saves it: computed from
+   * a read made before the lock, two PATCHes of different fields would each write back the other's old values.
+   */
+  async function change<K extends keyof EffectiveAttackProtection>(
+    tenantId: string,
+    section: K,
+    merge: (before: EffectiveAttackProtection[K]) => EffectiveAttackProtection[K],
+  ): Promise<{ before: EffectiveAttackProtection[K]; next: EffectiveAttackProtection[K] }> {
+    let result: { before: EffectiveAttackProtection[K]; next: EffectiveAttackProtection[K] } | undefined;
+    const written = await changeTenantSettings(db, tenantId, (settings) => {
+      const before = effectiveSettings(settings.attack_protection)[section];
+      result = { before, next: merge(before) };
+      return { ...settings, attack_protection: { ...settings.attack_protection, [section]: result.next } };
+    });
+    if (!written || !result) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
+    services.attackProtection.forget(tenantId);
     services.tenants.invalidate();
+    return result;
   }
 
   const read = (summary: string, response: TSchema) => operation(['read:attack_protection'], { summary, response: { 200: response } });
@@ -160,18 +175,16 @@ export function registerAttackProtection(api: App, services: Services): void {
     handler: async (request) => {
       const patch = request.body;
       assertAllowlist(patch.allowlist);
-      const tenant = await current(request.tenant.id);
-      const before = effectiveSettings(tenant.settings.attack_protection).brute_force_protection;
-      const next: BruteForceSettings = {
+      const tenantId = request.tenant.id;
+      const { before, next } = await change(tenantId, 'brute_force_protection', (before): BruteForceSettings => ({
         enabled: patch.enabled ?? before.enabled,
         shields: patch.shields ?? before.shields,
         allowlist: patch.allowlist ?? before.allowlist,
         mode: patch.mode ?? before.mode,
         max_attempts: patch.max_attempts ?? before.max_attempts,
-      };
-      await save(tenant, { brute_force_protection: next });
+      }));
       // A raised threshold lifts the blocks the lower one caused (attack protection is the only writer of user_blocks).
-      if (next.max_attempts > before.max_attempts) await services.attackProtection.liftBlocks(tenant.id, { all: true });
+      if (next.max_attempts > before.max_attempts) await services.attackProtection.liftBlocks(tenantId, { all: true });
       return next;
     },
   });
@@ -185,9 +198,7 @@ export function registerAttackProtection(api: App, services: Services): void {
     ...update('Update the breached password detection settings', BreachedPasswordPatch, BreachedPasswordView),
     handler: async (request) => {
       const patch = request.body;
-      const tenant = await current(request.tenant.id);
-      const before = effectiveSettings(tenant.settings.attack_protection).breached_password_detection;
-      const next: BreachedPasswordSettings = {
+      const { next } = await change(request.tenant.id, 'breached_password_detection', (before): BreachedPasswordSettings => ({
         enabled: patch.enabled ?? before.enabled,
         shields: patch.shields ?? before.shields,
         admin_notification_frequency: patch.admin_notification_frequency ?? before.admin_notification_frequency,
@@ -196,8 +207,7 @@ export function registerAttackProtection(api: App, services: Services): void {
           'pre-user-registration': { shields: patch.stage?.['pre-user-registration']?.shields ?? before.stage['pre-user-registration'].shields },
           'pre-change-password': { shields: patch.stage?.['pre-change-password']?.shields ?? before.stage['pre-change-password'].shields },
         },
-      };
-      await save(tenant, { breached_password_detection: next });
+      }));
       return next;
     },
   });
@@ -212,20 +222,19 @@ export function registerAttackProtection(api: App, services: Services): void {
     handler: async (request) => {
       const patch = request.body;
       assertAllowlist(patch.allowlist);
-      const tenant = await current(request.tenant.id);
-      const before = effectiveSettings(tenant.settings.attack_protection).suspicious_ip_throttling;
-      const exchange = mergeThrottle(before.stage['pre-custom-token-exchange'], patch.stage?.['pre-custom-token-exchange'], 'pre-custom-token-exchange');
-      const next: SuspiciousIpSettings = {
-        enabled: patch.enabled ?? before.enabled,
-        shields: patch.shields ?? before.shields,
-        allowlist: patch.allowlist ?? before.allowlist,
-        stage: {
-          'pre-login': mergeThrottle(before.stage['pre-login'], patch.stage?.['pre-login'], 'pre-login')!,
-          'pre-user-registration': mergeThrottle(before.stage['pre-user-registration'], patch.stage?.['pre-user-registration'], 'pre-user-registration')!,
-          ...(exchange && { 'pre-custom-token-exchange': exchange }),
-        },
-      };
-      await save(tenant, { suspicious_ip_throttling: next });
+      const { next } = await change(request.tenant.id, 'suspicious_ip_throttling', (before): SuspiciousIpSettings => {
+        const exchange = mergeThrottle(before.stage['pre-custom-token-exchange'], patch.stage?.['pre-custom-token-exchange'], 'pre-custom-token-exchange');
+        return {
+          enabled: patch.enabled ?? before.enabled,
+          shields: patch.shields ?? before.shields,
+          allowlist: patch.allowlist ?? before.allowlist,
+          stage: {
+            'pre-login': mergeThrottle(before.stage['pre-login'], patch.stage?.['pre-login'], 'pre-login')!,
+            'pre-user-registration': mergeThrottle(before.stage['pre-user-registration'], patch.stage?.['pre-user-registration'], 'pre-user-registration')!,
+            ...(exchange && { 'pre-custom-token-exchange': exchange }),
+          },
+        };
+      });
       return next;
     },
   });

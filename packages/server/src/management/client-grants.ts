@@ -11,14 +11,16 @@ import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import {
   deleteClientGrant,
+  findClientGrantAsRead,
   findClientGrantById,
   findClientGrantForPair,
   insertClientGrant,
   listClientGrants,
-  updateClientGrant,
+  updateClientGrantAsRead,
   type ClientGrant,
 } from '../store/client-grants.js';
 import { findClient, listClients } from '../store/clients.js';
+import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findResourceServerByIdentifier, findSystemResourceServer, type ResourceServer } from '../store/resource-servers.js';
 import { ClientIdString, ClientNotFound, OperationNotSupported } from './clients.js';
 import { operation } from './operation.js';
@@ -265,24 +267,31 @@ export function registerClientGrants(api: App, services: Services): void {
       },
     }),
     handler: async (request) => {
-      const grant = await find(request.tenant.id, request.params.id);
-      if (await isSystemGrant(services, grant)) {
-        throw new OperationNotSupported("The admin client's Management API grant is a system grant and cannot be changed");
-      }
-      const input: UpdateInput = request.body;
-      const next: ClientGrant = { ...grant };
-      if (input.scope !== undefined) next.scope = [...new Set(input.scope ?? [])];
-      if (input.organization_usage === null) delete next.organization_usage;
-      else if (input.organization_usage !== undefined) next.organization_usage = input.organization_usage;
-      if (input.allow_any_organization === null) delete next.allow_any_organization;
-      else if (input.allow_any_organization !== undefined) next.allow_any_organization = input.allow_any_organization;
-      if (input.authorization_details_types !== undefined) next.authorization_details_types = input.authorization_details_types;
-      if (input.allow_all_scopes === null) delete next.allow_all_scopes;
-      else if (input.allow_all_scopes !== undefined) next.allow_all_scopes = input.allow_all_scopes;
-      const rs = await findResourceServerByIdentifier(db, grant.tenant_id, grant.audience);
-      if (!rs) throw new ClientGrantNotFound(); // its API is being deleted, and the grant with it
-      checkScopes(rs, next);
-      await updateClientGrant(db, next);
+      // Read, change, conditional write; again when another request changed the grant meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      const next = await retryOnConcurrentChange('client grant', async () => {
+        const read = await findClientGrantAsRead(db, request.tenant.id, request.params.id);
+        if (!read) throw new ClientGrantNotFound();
+        const grant = read.grant;
+        if (await isSystemGrant(services, grant)) {
+          throw new OperationNotSupported("The admin client's Management API grant is a system grant and cannot be changed");
+        }
+        const input: UpdateInput = request.body;
+        const next: ClientGrant = { ...grant };
+        if (input.scope !== undefined) next.scope = [...new Set(input.scope ?? [])];
+        if (input.organization_usage === null) delete next.organization_usage;
+        else if (input.organization_usage !== undefined) next.organization_usage = input.organization_usage;
+        if (input.allow_any_organization === null) delete next.allow_any_organization;
+        else if (input.allow_any_organization !== undefined) next.allow_any_organization = input.allow_any_organization;
+        if (input.authorization_details_types !== undefined) next.authorization_details_types = input.authorization_details_types;
+        if (input.allow_all_scopes === null) delete next.allow_all_scopes;
+        else if (input.allow_all_scopes !== undefined) next.allow_all_scopes = input.allow_all_scopes;
+        const rs = await findResourceServerByIdentifier(db, grant.tenant_id, grant.audience);
+        if (!rs) throw new ClientGrantNotFound(); // its API is being deleted, and the grant with it
+        checkScopes(rs, next);
+        if (!(await updateClientGrantAsRead(db, next, read.readAt))) throw new ConcurrentChange();
+        return next;
+      });
       return present(next, false);
     },
   });

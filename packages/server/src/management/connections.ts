@@ -15,8 +15,10 @@ import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listClients } from '../store/clients.js';
+import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteConnection,
+  findConnectionAsRead,
   findConnectionById,
   findConnectionByName,
   insertConnection,
@@ -24,7 +26,7 @@ import {
   listEnabledClients,
   listEnabledClientsByConnection,
   setConnectionClients,
-  updateConnection,
+  updateConnectionAsRead,
   type Connection,
   type ConnectionProperties,
 } from '../store/connections.js';
@@ -434,24 +436,31 @@ export function registerConnections(api: App, services: Services): void {
       response: { 200: ConnectionBody, ...errorResponses('management', { 404: 'inexistent_connection' }) },
     }),
     handler: async (request) => {
-      const connection = await find(services, request.tenant.id, request.params.id);
       const body = request.body;
-      if (body.name !== undefined && body.name !== connection.name) throw new InvalidInput('body', 'The name of a connection cannot be changed');
-      if (body.strategy !== undefined && body.strategy !== connection.strategy) {
-        throw new InvalidInput('body', 'The strategy of a connection cannot be changed');
-      }
-      const strategy = connection.strategy;
-      const federated = federationStrategy(strategy);
-      if (body.options !== undefined) {
-        if (!isSupported(strategy)) throw unsupportedStrategy(strategy);
-        // Secrets are write-only: options sent back without them are checked with the ones kept.
-        validateOptions(strategy, federated ? withSecretsOpened(federated, services.sealer, connection.id, connection.options, body.options) : body.options);
-      }
-      if (body.enabled_clients) await assertClientsExist(services, request.tenant.id, body.enabled_clients);
-      const updated: Connection = { ...connection, ...settableProperties(body) };
-      if (body.options !== undefined) updated.options = storedOptions(services, strategy, connection.id, normalizedOptions(strategy, body.options), connection.options);
-      await updateConnection(db, updated, body.enabled_clients);
-      return present(updated, await listEnabledClients(db, connection.id));
+      // Read, change, conditional write; again when another request changed the connection meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('connection', async () => {
+        const read = await findConnectionAsRead(db, request.tenant.id, request.params.id);
+        if (!read) throw new ConnectionNotFound();
+        const connection = read.connection;
+        if (body.name !== undefined && body.name !== connection.name) throw new InvalidInput('body', 'The name of a connection cannot be changed');
+        if (body.strategy !== undefined && body.strategy !== connection.strategy) {
+          throw new InvalidInput('body', 'The strategy of a connection cannot be changed');
+        }
+        const strategy = connection.strategy;
+        const federated = federationStrategy(strategy);
+        if (body.options !== undefined) {
+          if (!isSupported(strategy)) throw unsupportedStrategy(strategy);
+          // Secrets are write-only: options sent back without them are checked with the ones kept.
+          validateOptions(strategy, federated ? withSecretsOpened(federated, services.sealer, connection.id, connection.options, body.options) : body.options);
+        }
+        if (body.enabled_clients) await assertClientsExist(services, request.tenant.id, body.enabled_clients);
+        const updated: Connection = { ...connection, ...settableProperties(body) };
+        if (body.options !== undefined) updated.options = storedOptions(services, strategy, connection.id, normalizedOptions(strategy, body.options), connection.options);
+        if (!(await updateConnectionAsRead(db, updated, read.readAt, body.enabled_clients))) throw new ConcurrentChange();
+        return updated;
+      });
+      return present(updated, await listEnabledClients(db, updated.id));
     },
   });
 

@@ -16,7 +16,8 @@ import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import { openCredentials, sealCredentials, type SmtpCredentials } from '../messaging/email-provider.js';
 import type { App, Services } from '../services.js';
-import { deleteEmailProvider, findEmailProvider, insertEmailProvider, updateEmailProvider, type EmailProviderRow } from '../store/email-settings.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { deleteEmailProvider, findEmailProvider, insertEmailProvider, updateEmailProviderAsRead, type EmailProviderRow } from '../store/email-settings.js';
 import { operation } from './operation.js';
 
 const OTHER_PROVIDERS = ['mailgun', 'mandrill', 'sendgrid', 'ses', 'sparkpost', 'azure_cs', 'ms365', 'custom'];
@@ -137,24 +138,29 @@ export function registerEmailProvider(api: App, services: Services): void {
     handler: async (request) => {
       const { tenant, body } = request;
       checkOffered(body);
-      const row = await findEmailProvider(db, tenant.id);
-      if (!row) throw new ProviderNotFound();
-      let credentialsSealed = row.credentials_sealed;
-      if (body.credentials) {
-        const old = openCredentials(services.sealer, row);
-        const next: SmtpCredentials = { ...body.credentials };
-        // The password is write-only: kept when not sent, as long as it is still meant for the same account.
-        if (next.smtp_pass === undefined && old.smtp_pass !== undefined && next.smtp_host === old.smtp_host && next.smtp_user === old.smtp_user) next.smtp_pass = old.smtp_pass;
-        credentialsSealed = sealCredentials(services.sealer, tenant.id, next);
-      }
-      const updated: EmailProviderRow = {
-        ...row,
-        ...(body.enabled !== undefined && { enabled: body.enabled ? 1 : 0 }),
-        ...(body.default_from_address !== undefined && { default_from_address: body.default_from_address }),
-        credentials_sealed: credentialsSealed,
-        updated_at: Math.max(Date.now(), row.updated_at + 1),
-      };
-      await updateEmailProvider(db, updated);
+      // Read, change, conditional write; again when another request changed the provider meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('email provider', async () => {
+        const row = await findEmailProvider(db, tenant.id);
+        if (!row) throw new ProviderNotFound();
+        let credentialsSealed = row.credentials_sealed;
+        if (body.credentials) {
+          const old = openCredentials(services.sealer, row);
+          const next: SmtpCredentials = { ...body.credentials };
+          // The password is write-only: kept when not sent, as long as it is still meant for the same account.
+          if (next.smtp_pass === undefined && old.smtp_pass !== undefined && next.smtp_host === old.smtp_host && next.smtp_user === old.smtp_user) next.smtp_pass = old.smtp_pass;
+          credentialsSealed = sealCredentials(services.sealer, tenant.id, next);
+        }
+        const updated: EmailProviderRow = {
+          ...row,
+          ...(body.enabled !== undefined && { enabled: body.enabled ? 1 : 0 }),
+          ...(body.default_from_address !== undefined && { default_from_address: body.default_from_address }),
+          credentials_sealed: credentialsSealed,
+          updated_at: nextVersion(row.updated_at, Date.now()),
+        };
+        if (!(await updateEmailProviderAsRead(db, updated, row.updated_at))) throw new ConcurrentChange();
+        return updated;
+      });
       services.mailer.providerChanged?.(tenant.id);
       return present(services, updated);
     },

@@ -22,7 +22,8 @@ import { Conflict, InvalidInput, NotFound, NotOffered } from '../http/errors.js'
 import { errorResponses } from '../http/responses.js';
 import { isSentTemplate, SENT_TEMPLATES, templateProblem, UNSENT_TEMPLATES } from '../messaging/email-templates.js';
 import type { App, Services } from '../services.js';
-import { findEmailTemplate, saveEmailTemplate, type EmailTemplateRow } from '../store/email-settings.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { findEmailTemplate, saveEmailTemplate, updateEmailTemplateAsRead, type EmailTemplateRow } from '../store/email-settings.js';
 import { operation } from './operation.js';
 
 const ALL_TEMPLATES = [...SENT_TEMPLATES, ...UNSENT_TEMPLATES];
@@ -164,10 +165,15 @@ export function registerEmailTemplates(api: App, services: Services): void {
     handler: async (request) => {
       const name = request.params.templateName;
       if (!isSentTemplate(name)) throw new TemplateNotOffered(name);
-      const base = await findEmailTemplate(db, request.tenant.id, name);
-      if (!base) throw new TemplateNotFound(name);
-      const row = await merged(request.tenant.id, name, request.body, base);
-      await saveEmailTemplate(db, row);
+      // Read, merge, conditional write; again when another request changed the template meanwhile, so that a
+      // PATCH of the subject and one of the body both land (store/concurrent-change.ts).
+      const row = await retryOnConcurrentChange('email template', async () => {
+        const base = await findEmailTemplate(db, request.tenant.id, name);
+        if (!base) throw new TemplateNotFound(name);
+        const row = { ...(await merged(request.tenant.id, name, request.body, base)), updated_at: nextVersion(base.updated_at, Date.now()) };
+        if (!(await updateEmailTemplateAsRead(db, row, base.updated_at))) throw new ConcurrentChange();
+        return row;
+      });
       return present(row);
     },
   });

@@ -29,7 +29,7 @@ import {
   listStreams,
   newStreamId,
   signingSecretContext,
-  updateStream,
+  updateStreamAsRead,
   type AuthorizationMethod,
   type EventStream,
   type WebhookConfiguration,
@@ -38,6 +38,7 @@ import { AUTO_DISABLE_TOTAL } from '../events/worker.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 import { checkpointList, pageBody, pageWindow } from './pagination.js';
@@ -304,37 +305,44 @@ export function registerEventStreams(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const tenant = request.tenant;
-      const stream = await requireStream(services, tenant.id, request.params.id);
       const body = request.body;
-      const name = body.name ?? stream.name;
-      const nameTaken = async () => {
-        const holder = await findStreamByName(db, tenant.id, name);
-        return holder !== undefined && holder.id !== stream.id;
-      };
-      if (name !== stream.name && (await nameTaken())) throw new StreamNameTaken();
-      const destination = body.destination ? await resolveDestination(services, tenant, stream.id, body.destination, stream) : undefined;
-      const enabling = body.status === 'enabled' && stream.status === 'disabled';
-      if (enabling && (await countFailed(db, stream.id)) >= AUTO_DISABLE_TOTAL) {
-        throw new Conflict(
-          `The event stream holds ${AUTO_DISABLE_TOTAL} or more failed deliveries; redeliver them before enabling it again`,
-          'too_many_failed_deliveries',
-        );
-      }
-      const updated: EventStream = {
-        ...stream,
-        name,
-        status: body.status ?? stream.status,
-        subscriptions: body.subscriptions ? uniqueTypes(body.subscriptions) : stream.subscriptions,
-        ...(destination && { configuration: destination.configuration, credentialSealed: destination.credentialSealed }),
-        consecutiveFailures: enabling ? 0 : stream.consecutiveFailures,
-        updatedAt: Date.now(),
-      };
-      try {
-        await updateStream(db, updated);
-      } catch (err) {
-        if (await nameTaken()) throw new StreamNameTaken();
-        throw err;
-      }
+      // Read, change, conditional write; again when another request changed the stream meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('event stream', async () => {
+        const stream = await requireStream(services, tenant.id, request.params.id);
+        const name = body.name ?? stream.name;
+        const nameTaken = async () => {
+          const holder = await findStreamByName(db, tenant.id, name);
+          return holder !== undefined && holder.id !== stream.id;
+        };
+        if (name !== stream.name && (await nameTaken())) throw new StreamNameTaken();
+        const destination = body.destination ? await resolveDestination(services, tenant, stream.id, body.destination, stream) : undefined;
+        const enabling = body.status === 'enabled' && stream.status === 'disabled';
+        if (enabling && (await countFailed(db, stream.id)) >= AUTO_DISABLE_TOTAL) {
+          throw new Conflict(
+            `The event stream holds ${AUTO_DISABLE_TOTAL} or more failed deliveries; redeliver them before enabling it again`,
+            'too_many_failed_deliveries',
+          );
+        }
+        const updated: EventStream = {
+          ...stream,
+          name,
+          status: body.status ?? stream.status,
+          subscriptions: body.subscriptions ? uniqueTypes(body.subscriptions) : stream.subscriptions,
+          ...(destination && { configuration: destination.configuration, credentialSealed: destination.credentialSealed }),
+          consecutiveFailures: enabling ? 0 : stream.consecutiveFailures,
+          updatedAt: nextVersion(stream.updatedAt, Date.now()),
+        };
+        let written: boolean;
+        try {
+          written = await updateStreamAsRead(db, stream, updated);
+        } catch (err) {
+          if (await nameTaken()) throw new StreamNameTaken();
+          throw err;
+        }
+        if (!written) throw new ConcurrentChange();
+        return updated;
+      });
       return presentStream(updated);
     },
   });

@@ -21,6 +21,7 @@ import type { Kysely } from 'kysely';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findConnectionById } from '../store/connections.js';
 import {
   addGroupMembers,
@@ -34,7 +35,7 @@ import {
   listGroups,
   removeGroupMembers,
   unassignGroupRoles,
-  updateGroup,
+  updateGroupAsRead,
   type Group,
   type RoleScope,
 } from '../store/groups.js';
@@ -288,29 +289,33 @@ export function registerGroups(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
-      const current = await requireGroup(db, tenantId, request.params.id);
       const body = request.body;
-      const updated: Group = {
-        ...current,
-        name: body.name ?? current.name,
-        external_id: body.external_id === undefined ? current.external_id : body.external_id,
-        updated_at: Date.now(),
-      };
-      const nameTaken = async () => {
-        const holder = await findGroupByName(db, tenantId, current.scope, updated.name);
-        return holder !== undefined && holder.id !== current.id;
-      };
-      if (updated.name !== current.name && (await nameTaken())) throw new GroupNameTaken();
-      try {
-        await db.transaction().execute(async (trx) => {
-          const before = await requireGroup(trx, tenantId, current.id);
-          await updateGroup(trx, updated);
-          await raise(trx, request, 'group.updated', groupEventObject(updated, { withUpdatedAt: true }), groupEventObject(before, { withUpdatedAt: true }));
-        });
-      } catch (err) {
-        if (await nameTaken()) throw new GroupNameTaken();
-        throw err;
-      }
+      // Read, change, conditional write; again when another request changed the group meanwhile, so that a PATCH
+      // of the name and one of the external id both land (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('group', async () => {
+        const current = await requireGroup(db, tenantId, request.params.id);
+        const updated: Group = {
+          ...current,
+          name: body.name ?? current.name,
+          external_id: body.external_id === undefined ? current.external_id : body.external_id,
+          updated_at: nextVersion(current.updated_at, Date.now()),
+        };
+        const nameTaken = async () => {
+          const holder = await findGroupByName(db, tenantId, current.scope, updated.name);
+          return holder !== undefined && holder.id !== current.id;
+        };
+        if (updated.name !== current.name && (await nameTaken())) throw new GroupNameTaken();
+        try {
+          await db.transaction().execute(async (trx) => {
+            if (!(await updateGroupAsRead(trx, updated, current.updated_at))) throw new ConcurrentChange();
+            await raise(trx, request, 'group.updated', groupEventObject(updated, { withUpdatedAt: true }), groupEventObject(current, { withUpdatedAt: true }));
+          });
+        } catch (err) {
+          if (!(err instanceof ConcurrentChange) && (await nameTaken())) throw new GroupNameTaken();
+          throw err;
+        }
+        return updated;
+      });
       return presentGroup(updated, request.tenant.name);
     },
   });

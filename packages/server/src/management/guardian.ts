@@ -41,8 +41,13 @@ export function registerGuardian(api: App, services: Services): void {
     return tenant;
   }
 
-  async function save(tenant: Tenant, mfa: MfaSettings): Promise<void> {
-    await changeTenantSettings(db, tenant.id, (settings) => ({ ...settings, mfa: { ...settings.mfa, ...mfa } }));
+  /**
+   * Lays `change(tenant as it is under changeTenantSettings' lock)` over the MFA settings: computed from a read
+   * made before the lock, two PUTs (of two factors, say) would each write back the other's old value.
+   */
+  async function save(tenantId: string, change: (tenant: Tenant) => MfaSettings): Promise<void> {
+    const written = await changeTenantSettings(db, tenantId, (settings, tenant) => ({ ...settings, mfa: { ...settings.mfa, ...change(tenant) } }));
+    if (!written) throw new NotFound('The tenant does not exist.', 'inexistent_tenant');
     services.tenants.invalidate();
   }
 
@@ -68,8 +73,7 @@ export function registerGuardian(api: App, services: Services): void {
         if (enabled) throw new NotOffered(`The ${name} factor`, 'is not offered by this server (otp, webauthn-roaming, webauthn-platform and recovery-code are).');
         return { enabled: false };
       }
-      const tenant = await current(request.tenant.id);
-      await save(tenant, { factors: { ...tenant.settings.mfa?.factors, [name]: enabled } });
+      await save(request.tenant.id, (tenant) => ({ factors: { ...tenant.settings.mfa?.factors, [name]: enabled } }));
       return { enabled };
     },
   });
@@ -88,7 +92,7 @@ export function registerGuardian(api: App, services: Services): void {
     handler: async (request) => {
       if (request.body.includes('confidence-score')) throw new NotOffered('The confidence-score policy (adaptive MFA)', 'is not offered by this server; use [] or ["all-applications"].');
       const policies = request.body.filter((p) => p === 'all-applications');
-      await save(await current(request.tenant.id), { policies });
+      await save(request.tenant.id, () => ({ policies }));
       return policies;
     },
   });
@@ -105,12 +109,14 @@ export function registerGuardian(api: App, services: Services): void {
       response: { 200: GuardianSettings, ...errorResponses('management', { 400: 'invalid_body: a value out of range or of the wrong type, or the inactivity timeout longer than the overall one' }) },
     }),
     handler: async (request) => {
-      const tenant = await current(request.tenant.id);
-      const next = { ...rememberBrowserSettings(tenant), ...request.body };
-      if (next.mfa_session_inactivity_timeout > next.mfa_session_overall_timeout) {
-        throw new InvalidInput('body', 'mfa_session_inactivity_timeout cannot exceed mfa_session_overall_timeout.');
-      }
-      await save(tenant, { remember: next });
+      let next = rememberBrowserSettings(request.tenant);
+      await save(request.tenant.id, (tenant) => {
+        next = { ...rememberBrowserSettings(tenant), ...request.body };
+        if (next.mfa_session_inactivity_timeout > next.mfa_session_overall_timeout) {
+          throw new InvalidInput('body', 'mfa_session_inactivity_timeout cannot exceed mfa_session_overall_timeout.');
+        }
+        return { remember: next };
+      });
       return next;
     },
   });

@@ -35,13 +35,14 @@ import {
   listLogStreams,
   logStreamSigningContext,
   newLogStreamId,
-  updateLogStream,
+  updateLogStreamAsRead,
   type CustomHeader,
   type HttpContentFormat,
   type HttpSink,
   type LogStream,
 } from '../logs/streams.js';
 import type { App, Services } from '../services.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 
@@ -309,32 +310,39 @@ export function registerLogStreams(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const tenant = request.tenant;
-      const stream = await requireStream(tenant.id, request.params.id);
       const body = request.body;
       refusePii(body.pii_config);
-      const name = body.name ?? stream.name;
-      const nameTaken = async () => {
-        const holder = await findLogStreamByName(db, tenant.id, name);
-        return holder !== undefined && holder.id !== stream.id;
-      };
-      if (name !== stream.name && (await nameTaken())) throw new LogStreamNameTaken();
-      const resolved = body.sink ? await resolveSink(services, tenant, stream.id, body.sink, stream) : undefined;
-      const status = body.status ?? stream.status;
-      const updated: LogStream = {
-        ...stream,
-        name,
-        status,
-        isPriority: body.isPriority ?? stream.isPriority,
-        filters: body.filters ? uniqueFilters(body.filters) : stream.filters,
-        ...resolved,
-        updatedAt: Date.now(),
-      };
-      try {
-        await updateLogStream(db, updated, status === 'active' && stream.status !== 'active');
-      } catch (err) {
-        if (await nameTaken()) throw new LogStreamNameTaken();
-        throw err;
-      }
+      // Read, change, conditional write; again when another request (or the worker suspending it) changed the
+      // stream meanwhile, so that two PATCHes of different fields both land (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('log stream', async () => {
+        const stream = await requireStream(tenant.id, request.params.id);
+        const name = body.name ?? stream.name;
+        const nameTaken = async () => {
+          const holder = await findLogStreamByName(db, tenant.id, name);
+          return holder !== undefined && holder.id !== stream.id;
+        };
+        if (name !== stream.name && (await nameTaken())) throw new LogStreamNameTaken();
+        const resolved = body.sink ? await resolveSink(services, tenant, stream.id, body.sink, stream) : undefined;
+        const status = body.status ?? stream.status;
+        const updated: LogStream = {
+          ...stream,
+          name,
+          status,
+          isPriority: body.isPriority ?? stream.isPriority,
+          filters: body.filters ? uniqueFilters(body.filters) : stream.filters,
+          ...resolved,
+          updatedAt: nextVersion(stream.updatedAt, Date.now()),
+        };
+        let written: boolean;
+        try {
+          written = await updateLogStreamAsRead(db, updated, status === 'active' && stream.status !== 'active', stream.updatedAt);
+        } catch (err) {
+          if (await nameTaken()) throw new LogStreamNameTaken();
+          throw err;
+        }
+        if (!written) throw new ConcurrentChange();
+        return updated;
+      });
       return present(updated);
     },
   });

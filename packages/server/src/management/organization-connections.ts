@@ -13,13 +13,14 @@ import { Type, type Static, type TProperties } from '@fastify/type-provider-type
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findConnectionById } from '../store/connections.js';
 import {
   deleteOrganizationConnection,
   findOrganizationConnection,
   insertOrganizationConnection,
   listOrganizationConnections,
-  updateOrganizationConnection,
+  updateOrganizationConnectionAsRead,
   type OrganizationConnection,
 } from '../store/organizations.js';
 import { organizationConnectionEventObject, organizationRef } from './event-objects.js';
@@ -261,26 +262,30 @@ export function registerOrganizationConnections(api: App, services: Services): v
       }),
       handler: async (request) => {
         const tenantId = request.tenant.id;
-        const updated = await db.transaction().execute(async (trx) => {
-          const organization = await requireOrganization(trx, tenantId, request.params.id);
-          const current = await findOrganizationConnection(trx, tenantId, organization.id, request.params.connection_id);
-          if (!current) throw new ConnectionNotEnabled();
-          const settings = request.body as Settings & { is_enabled?: unknown };
-          if (settings.is_enabled !== undefined && settings.is_enabled !== null && typeof settings.is_enabled !== 'boolean') {
-            throw new InvalidInput('body', 'is_enabled: must be true, false or null');
-          }
-          const next = applySettings(current, settings, Date.now());
-          if (sameSettings(current, next)) return current;
-          await updateOrganizationConnection(trx, next);
-          await raise(
-            trx,
-            request,
-            'organization.connection.updated',
-            organizationConnectionEventObject(organization, next),
-            organizationConnectionEventObject(organization, current),
-          );
-          return next;
-        });
+        // A transaction alone does not order two PATCHes (read committed): the write is conditional on the link's
+        // version, and the loser reads again and applies its settings to the winner's (store/concurrent-change.ts).
+        const updated = await retryOnConcurrentChange('organization connection', () =>
+          db.transaction().execute(async (trx) => {
+            const organization = await requireOrganization(trx, tenantId, request.params.id);
+            const current = await findOrganizationConnection(trx, tenantId, organization.id, request.params.connection_id);
+            if (!current) throw new ConnectionNotEnabled();
+            const settings = request.body as Settings & { is_enabled?: unknown };
+            if (settings.is_enabled !== undefined && settings.is_enabled !== null && typeof settings.is_enabled !== 'boolean') {
+              throw new InvalidInput('body', 'is_enabled: must be true, false or null');
+            }
+            const next = applySettings(current, settings, nextVersion(current.updated_at, Date.now()));
+            if (sameSettings(current, next)) return current;
+            if (!(await updateOrganizationConnectionAsRead(trx, next, current.updated_at))) throw new ConcurrentChange();
+            await raise(
+              trx,
+              request,
+              'organization.connection.updated',
+              organizationConnectionEventObject(organization, next),
+              organizationConnectionEventObject(organization, current),
+            );
+            return next;
+          }),
+        );
         return variant.present(updated);
       },
     });

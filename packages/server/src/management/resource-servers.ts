@@ -7,13 +7,15 @@ import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.
 import { newId } from '../crypto/ids.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
+import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteResourceServer,
   findResourceServerById,
   findResourceServerByIdentifier,
   insertResourceServer,
   listResourceServers,
-  replaceResourceServer,
+  findResourceServerAsRead,
+  replaceResourceServerAsRead,
   type ResourceServer,
 } from '../store/resource-servers.js';
 import { operation } from './operation.js';
@@ -205,22 +207,28 @@ export function registerResourceServers(api: App, services: Services): void {
       },
     }),
     handler: async (request) => {
-      const rs = await find(services, request.tenant.id, request.params.id);
-      if (rs.is_system) {
-        // Tools that write back what they read (auth0-deploy-cli updates the system API it dumped: it skips only the
-        // reference's by name, and our API keeps its own name) send the values it already has: that changes
-        // nothing and is answered as done. Any actual change is still refused.
-        if (changesNothing(present(rs), request.body as Record<string, unknown>)) return present(rs);
-        throw new SystemResourceServer();
-      }
-      if ('identifier' in (request.body as object)) throw new InvalidInput('body', 'identifier cannot be changed');
-      const updated: ResourceServer = {
-        ...rs,
-        ...request.body,
-        scopes: request.body.scopes?.map((s) => ({ value: s.value, description: s.description ?? '' })) ?? rs.scopes,
-      };
-      await replaceResourceServer(services.store.db, updated);
-      return present(updated);
+      // Read, change, conditional write; again when another request changed the API meanwhile, so that two
+      // PATCHes of different fields both land (store/concurrent-change.ts).
+      return retryOnConcurrentChange('resource server', async () => {
+        const read = await findResourceServerAsRead(services.store.db, request.tenant.id, request.params.id);
+        if (!read) throw new ResourceServerNotFound();
+        const rs = read.resourceServer;
+        if (rs.is_system) {
+          // Tools that write back what they read (auth0-deploy-cli updates the system API it dumped: it skips only the
+          // reference's by name, and our API keeps its own name) send the values it already has: that changes
+          // nothing and is answered as done. Any actual change is still refused.
+          if (changesNothing(present(rs), request.body as Record<string, unknown>)) return present(rs);
+          throw new SystemResourceServer();
+        }
+        if ('identifier' in (request.body as object)) throw new InvalidInput('body', 'identifier cannot be changed');
+        const updated: ResourceServer = {
+          ...rs,
+          ...request.body,
+          scopes: request.body.scopes?.map((s) => ({ value: s.value, description: s.description ?? '' })) ?? rs.scopes,
+        };
+        if (!(await replaceResourceServerAsRead(services.store.db, updated, read.readAt))) throw new ConcurrentChange();
+        return present(updated);
+      });
     },
   });
 

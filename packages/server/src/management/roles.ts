@@ -17,6 +17,7 @@ import { newId } from '../crypto/ids.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
+import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { listResourceServers } from '../store/resource-servers.js';
 import {
   addRolePermissions,
@@ -30,7 +31,7 @@ import {
   listRolePermissions,
   listRoles,
   removeRolePermissions,
-  updateRole,
+  updateRoleAsRead,
   type MemberRow,
   type PermissionRef,
   type Role,
@@ -330,20 +331,27 @@ export function registerRoles(api: App, services: Services): void {
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;
-      const role = await requireRole(services, tenantId, request.params.id);
-      const { name = role.name, description = role.description } = request.body;
-      const nameTaken = async () => {
-        const holder = await findRoleByName(db, tenantId, name);
-        return holder !== undefined && holder.id !== role.id;
-      };
-      if (name !== role.name && (await nameTaken())) throw new RoleNameTaken();
-      const updated: Role = { ...role, name, description, updated_at: Date.now() };
-      try {
-        await updateRole(db, updated);
-      } catch (err) {
-        if (await nameTaken()) throw new RoleNameTaken();
-        throw err;
-      }
+      // Read, change, conditional write; again when another request changed the role meanwhile, so that a PATCH
+      // of the name and one of the description both land (store/concurrent-change.ts).
+      const updated = await retryOnConcurrentChange('role', async () => {
+        const role = await requireRole(services, tenantId, request.params.id);
+        const { name = role.name, description = role.description } = request.body;
+        const nameTaken = async () => {
+          const holder = await findRoleByName(db, tenantId, name);
+          return holder !== undefined && holder.id !== role.id;
+        };
+        if (name !== role.name && (await nameTaken())) throw new RoleNameTaken();
+        const updated: Role = { ...role, name, description, updated_at: nextVersion(role.updated_at, Date.now()) };
+        let written: boolean;
+        try {
+          written = await updateRoleAsRead(db, updated, role.updated_at);
+        } catch (err) {
+          if (await nameTaken()) throw new RoleNameTaken();
+          throw err;
+        }
+        if (!written) throw new ConcurrentChange();
+        return updated;
+      });
       return presentRole(updated);
     },
   });

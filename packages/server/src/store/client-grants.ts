@@ -1,5 +1,6 @@
 /** Client grants: which scopes of which API a client may get with client credentials. */
 import type { Kysely, Selectable } from 'kysely';
+import { nextVersion } from './concurrent-change.js';
 import type { ClientGrantsTable, Database } from './schema.js';
 
 /** Documented grant options (B.10), kept in the JSON `properties` column. */
@@ -55,6 +56,19 @@ export async function updateClientGrant(db: Kysely<Database>, grant: ClientGrant
     .execute();
 }
 
+/** As updateClientGrant, only while the grant is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateClientGrantAsRead(db: Kysely<Database>, grant: ClientGrant, readAt: number, now = Date.now()): Promise<boolean> {
+  const { scope, properties } = toRow(grant);
+  const result = await db
+    .updateTable('client_grants')
+    .set({ audience: grant.audience, scope, properties, updated_at: nextVersion(readAt, now) })
+    .where('tenant_id', '=', grant.tenant_id)
+    .where('id', '=', grant.id)
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /**
  * The grant a client holds for itself at `audience`, as the client credentials grant uses it: a grant with
  * `subject_type: 'user'` gives access on behalf of users only and is not returned, and one with
@@ -97,8 +111,13 @@ export async function findClientGrantForPair(
 }
 
 export async function findClientGrantById(db: Kysely<Database>, tenantId: string, id: string): Promise<ClientGrant | undefined> {
+  return (await findClientGrantAsRead(db, tenantId, id))?.grant;
+}
+
+/** The grant with the version a conditional write names (store/concurrent-change.ts). */
+export async function findClientGrantAsRead(db: Kysely<Database>, tenantId: string, id: string): Promise<{ grant: ClientGrant; readAt: number } | undefined> {
   const row = await db.selectFrom('client_grants').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  return row ? fromRow(row) : undefined;
+  return row ? { grant: fromRow(row), readAt: row.updated_at } : undefined;
 }
 
 export async function listClientGrants(db: Kysely<Database>, tenantId: string, clientId?: string): Promise<ClientGrant[]> {

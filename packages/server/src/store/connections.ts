@@ -1,5 +1,6 @@
 /** Connections: where users come from (a database, passwordless email or SMS, …) and which clients use them. */
 import type { Kysely } from 'kysely';
+import { nextVersion } from './concurrent-change.js';
 import type { ConnectionsTable, Database } from './schema.js';
 
 export interface ConnectionProperties {
@@ -81,8 +82,13 @@ export async function enableConnectionForClient(db: Kysely<Database>, connection
 }
 
 export async function findConnectionById(db: Kysely<Database>, tenantId: string, id: string): Promise<Connection | undefined> {
+  return (await findConnectionAsRead(db, tenantId, id))?.connection;
+}
+
+/** The connection with the version a conditional write names. */
+export async function findConnectionAsRead(db: Kysely<Database>, tenantId: string, id: string): Promise<{ connection: Connection; readAt: number } | undefined> {
   const row = await db.selectFrom('connections').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst();
-  return row ? fromRow(row) : undefined;
+  return row ? { connection: fromRow(row), readAt: row.updated_at } : undefined;
 }
 
 /** Every connection of the tenant, oldest first. */
@@ -106,23 +112,27 @@ export async function listEnabledClientsByConnection(db: Kysely<Database>, tenan
 
 /**
  * Replaces the connection's properties (name and strategy never change) and, when given, its whole set of
- * enabled clients, in one transaction.
+ * enabled clients, in one transaction, only while the connection is still at the version `readAt`
+ * (store/concurrent-change.ts); false, and nothing written, when it changed since.
  */
-export async function updateConnection(
+export async function updateConnectionAsRead(
   db: Kysely<Database>,
   connection: Connection,
+  readAt: number,
   enabledClients?: string[],
   now = Date.now(),
-): Promise<void> {
+): Promise<boolean> {
   const { id, tenant_id, name: _name, strategy: _strategy, ...props } = connection;
-  await db.transaction().execute(async (trx) => {
-    await trx
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
       .updateTable('connections')
-      .set({ properties: JSON.stringify(props), updated_at: now })
+      .set({ properties: JSON.stringify(props), updated_at: nextVersion(readAt, now) })
       .where('tenant_id', '=', tenant_id)
       .where('id', '=', id)
-      .execute();
-    if (enabledClients === undefined) return;
+      .where('updated_at', '=', readAt)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    if (enabledClients === undefined) return true;
     await trx.deleteFrom('connection_clients').where('connection_id', '=', id).execute();
     const unique = [...new Set(enabledClients)];
     if (unique.length > 0) {
@@ -131,6 +141,7 @@ export async function updateConnection(
         .values(unique.map((client_id) => ({ connection_id: id, client_id, tenant_id })))
         .execute();
     }
+    return true;
   });
 }
 

@@ -13,9 +13,11 @@ export async function insertEmailProvider(db: Kysely<Database>, row: EmailProvid
   await db.insertInto('email_providers').values(row).execute();
 }
 
-export async function updateEmailProvider(db: Kysely<Database>, row: EmailProviderRow): Promise<void> {
+/** Writes the provider only while it is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateEmailProviderAsRead(db: Kysely<Database>, row: EmailProviderRow, readAt: number): Promise<boolean> {
   const { tenant_id, ...fields } = row;
-  await db.updateTable('email_providers').set(fields).where('tenant_id', '=', tenant_id).execute();
+  const result = await db.updateTable('email_providers').set(fields).where('tenant_id', '=', tenant_id).where('updated_at', '=', readAt).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function deleteEmailProvider(db: Kysely<Database>, tenantId: string): Promise<boolean> {
@@ -28,9 +30,25 @@ export async function findEmailTemplate(db: Kysely<Database>, tenantId: string, 
 }
 
 /** Inserts or replaces the template (PUT and POST write whole templates; PATCH reads, merges, and writes). */
+/** Creates or replaces the template in one statement, so that two saves at once cannot both insert. */
 export async function saveEmailTemplate(db: Kysely<Database>, row: EmailTemplateRow): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('email_templates').where('tenant_id', '=', row.tenant_id).where('template', '=', row.template).execute();
-    await trx.insertInto('email_templates').values(row).execute();
-  });
+  const { tenant_id: _tenant, template: _template, ...fields } = row;
+  await db
+    .insertInto('email_templates')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['tenant_id', 'template']).doUpdateSet(fields))
+    .execute();
+}
+
+/** Writes the template only while it is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateEmailTemplateAsRead(db: Kysely<Database>, row: EmailTemplateRow, readAt: number): Promise<boolean> {
+  const { tenant_id, template, created_at: _created, ...fields } = row;
+  const result = await db
+    .updateTable('email_templates')
+    .set(fields)
+    .where('tenant_id', '=', tenant_id)
+    .where('template', '=', template)
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

@@ -23,13 +23,16 @@ export async function insertGroup(db: Kysely<Database>, group: Group): Promise<v
   await db.insertInto('groups').values(group).execute();
 }
 
-export async function updateGroup(db: Kysely<Database>, group: Group): Promise<void> {
-  await db
+/** Writes name and external id only while the group is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateGroupAsRead(db: Kysely<Database>, group: Group, readAt: number): Promise<boolean> {
+  const result = await db
     .updateTable('groups')
     .set({ name: group.name, external_id: group.external_id, updated_at: group.updated_at })
     .where('tenant_id', '=', group.tenant_id)
     .where('id', '=', group.id)
-    .execute();
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function findGroup(db: Kysely<Database>, tenantId: string, id: string): Promise<Group | undefined> {

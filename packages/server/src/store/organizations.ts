@@ -339,15 +339,18 @@ export async function insertOrganizationConnection(db: Kysely<Database>, connect
   await db.insertInto('organization_connections').values(connectionToRow(connection)).execute();
 }
 
-export async function updateOrganizationConnection(db: Kysely<Database>, connection: OrganizationConnection): Promise<void> {
+/** Writes the link's settings only while it is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateOrganizationConnectionAsRead(db: Kysely<Database>, connection: OrganizationConnection, readAt: number): Promise<boolean> {
   const { organization_id, connection_id, tenant_id, created_at: _created, ...fields } = connectionToRow(connection);
-  await db
+  const result = await db
     .updateTable('organization_connections')
     .set(fields)
     .where('tenant_id', '=', tenant_id)
     .where('organization_id', '=', organization_id)
     .where('connection_id', '=', connection_id)
-    .execute();
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function deleteOrganizationConnection(db: Kysely<Database>, tenantId: string, organizationId: string, connectionId: string): Promise<boolean> {

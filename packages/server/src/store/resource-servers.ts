@@ -1,5 +1,6 @@
 /** Resource servers (APIs): what an access token's `aud` names, and which scopes it defines. */
 import type { Kysely } from 'kysely';
+import { nextVersion } from './concurrent-change.js';
 import type { Database, ResourceServersTable } from './schema.js';
 
 export interface ResourceServerScope {
@@ -50,14 +51,47 @@ export async function insertResourceServer(db: Kysely<Database>, rs: ResourceSer
 export async function replaceResourceServer(db: Kysely<Database>, rs: ResourceServer, now = Date.now()): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('resource_servers').set(toRow(rs, now)).where('tenant_id', '=', rs.tenant_id).where('id', '=', rs.id).execute();
-    let stale = trx
-      .deleteFrom('role_permissions')
-      .where('tenant_id', '=', rs.tenant_id)
-      .where('resource_server_identifier', '=', rs.identifier);
-    const kept = rs.scopes.map((s) => s.value);
-    if (kept.length > 0) stale = stale.where('permission_name', 'not in', kept);
-    await stale.execute();
+    await dropStalePermissions(trx, rs);
   });
+}
+
+/** Role permissions for scopes the API no longer defines go with them. */
+async function dropStalePermissions(trx: Kysely<Database>, rs: ResourceServer): Promise<void> {
+  let stale = trx.deleteFrom('role_permissions').where('tenant_id', '=', rs.tenant_id).where('resource_server_identifier', '=', rs.identifier);
+  const kept = rs.scopes.map((s) => s.value);
+  if (kept.length > 0) stale = stale.where('permission_name', 'not in', kept);
+  await stale.execute();
+}
+
+/**
+ * Replaces the API only while it is still at the version `readAt` (store/concurrent-change.ts), with the role
+ * permissions for scopes it no longer defines; false, and nothing written, when it changed since.
+ */
+export async function replaceResourceServerAsRead(db: Kysely<Database>, rs: ResourceServer, readAt: number, now = Date.now()): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('resource_servers')
+      .set(toRow(rs, nextVersion(readAt, now)))
+      .where('tenant_id', '=', rs.tenant_id)
+      .where('id', '=', rs.id)
+      .where('updated_at', '=', readAt)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    await dropStalePermissions(trx, rs);
+    return true;
+  });
+}
+
+/** The API by id, else by identifier, with the version a conditional write names. */
+export async function findResourceServerAsRead(
+  db: Kysely<Database>,
+  tenantId: string,
+  idOrIdentifier: string,
+): Promise<{ resourceServer: ResourceServer; readAt: number } | undefined> {
+  const row =
+    (await db.selectFrom('resource_servers').selectAll().where('tenant_id', '=', tenantId).where('id', '=', idOrIdentifier).executeTakeFirst()) ??
+    (await db.selectFrom('resource_servers').selectAll().where('tenant_id', '=', tenantId).where('identifier', '=', idOrIdentifier).executeTakeFirst());
+  return row ? { resourceServer: fromRow(row), readAt: row.updated_at } : undefined;
 }
 
 export async function findResourceServerByIdentifier(

@@ -42,13 +42,16 @@ export async function insertRole(db: Kysely<Database>, role: Role): Promise<void
   await db.insertInto('roles').values(role).execute();
 }
 
-export async function updateRole(db: Kysely<Database>, role: Role): Promise<void> {
-  await db
+/** Writes name and description only while the role is still at the version `readAt` (store/concurrent-change.ts). */
+export async function updateRoleAsRead(db: Kysely<Database>, role: Role, readAt: number): Promise<boolean> {
+  const result = await db
     .updateTable('roles')
     .set({ name: role.name, description: role.description, updated_at: role.updated_at })
     .where('tenant_id', '=', role.tenant_id)
     .where('id', '=', role.id)
-    .execute();
+    .where('updated_at', '=', readAt)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function findRole(db: Kysely<Database>, tenantId: string, id: string): Promise<Role | undefined> {
