@@ -140,7 +140,7 @@ function newServices(config: Config, prepared: Prepared): Services {
     }),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
     changes: changeBusFor(config, prepared.store),
-    tenantLogs: new TenantLogWriter(prepared.store),
+    tenantLogs: new TenantLogWriter(prepared.store, { enabled: config.tenantLogs }),
     ...(prepared.tracing && { tracing: prepared.tracing }),
   };
 }
