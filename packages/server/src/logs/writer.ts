@@ -112,7 +112,10 @@ export class TenantLogWriter {
     this.#enabled = options.enabled;
   }
 
-  /** Starts the retention timer; `log` receives write and pruning failures. */
+  /**
+   * Starts the retention timer; `log` receives write and pruning failures. Also with logs off: rows written
+   * while they were on still age out.
+   */
   start(log: FastifyBaseLogger): void {
     this.#log = log;
     this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
@@ -121,6 +124,7 @@ export class TenantLogWriter {
 
   /** Records an outcome of `request` for its tenant (nothing when the request has no tenant). */
   recordFor(request: FastifyRequest, facts: LogFacts): void {
+    if (!this.#enabled) return;
     const tenant = (request as Partial<Pick<FastifyRequest, 'tenant'>>).tenant;
     if (!tenant) return;
     this.record(tenant.id, facts, requestOrigin(request));
