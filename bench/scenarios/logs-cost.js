@@ -22,6 +22,7 @@ import Database from 'better-sqlite3';
 import { measureFlows } from '../lib/flow-load.js';
 import { keepAliveAgent } from '../lib/http-client.js';
 import { createSpaClient, createUsers, management } from '../lib/management.js';
+import { describeOutput } from '../lib/processes.js';
 import { failedRuns } from '../lib/report.js';
 import { gatehouseTokenRequest, measureTokens } from './client-credentials.js';
 import { passwordRealmLogin } from './password-realm.js';
@@ -159,6 +160,21 @@ export default {
       return { clientCredentials, passwordRealm };
     };
 
+    /**
+     * measureWith, and when it fails with the server gone (a refused connection), how it ended and what it said.
+     * @param {Setting} setting
+     * @param {number} round
+     */
+    const measureChecked = async (setting, round) => {
+      try {
+        return await measureWith(setting, round);
+      } catch (err) {
+        const server = gatehouse.child.process;
+        if (server.exitCode === null && server.signalCode === null) throw err;
+        throw new Error(`${NAME}: logs ${setting} (round ${round}): Gatehouse ended (exit ${server.exitCode}, signal ${server.signalCode}).\n${describeOutput(gatehouse.child)}`, { cause: err });
+      }
+    };
+
     for (let round = 1; round <= ROUNDS; round++) {
       // Flipped each round: the setting of the round's second half is that of the next round's first, so each
       // round costs one restart, and neither setting always follows a restart into a cold cache.
@@ -166,7 +182,7 @@ export default {
       const order = round % 2 === 1 ? ['on', 'off'] : ['off', 'on'];
       /** @type {Partial<Record<Setting, SettingRuns>>} */
       const runs = {};
-      for (const setting of order) runs[setting] = await measureWith(setting, round);
+      for (const setting of order) runs[setting] = await measureChecked(setting, round);
       rounds.push(/** @type {{ on: SettingRuns, off: SettingRuns }} */ (runs));
     }
     // Later scenarios get the default server back.
