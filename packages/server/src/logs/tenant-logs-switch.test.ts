@@ -21,7 +21,7 @@ async function loginOutcomesCounted(): Promise<number> {
   return (await metric.get()).values.reduce((sum, { value }) => sum + value, 0);
 }
 
-describe.each([
+describe.each<{ setting: string; env: Record<string, string> }>([
   { setting: 'off', env: { GATEHOUSE_TENANT_LOGS: 'off' } },
   { setting: 'on (the default)', env: {} },
 ])('tenant logs $setting', ({ env }) => {
