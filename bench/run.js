@@ -18,7 +18,7 @@ import { cleanUp, cleanUpNow } from './lib/processes.js';
 import { table } from './lib/report.js';
 import { scenarios } from './scenarios/index.js';
 
-/** @import { Gatehouse } from './lib/gatehouse.js' */
+/** @import { Gatehouse, ServerSettings } from './lib/gatehouse.js' */
 /** @import { LoadSettings } from './lib/load.js' */
 /** @import { Scenario, ScenarioResult } from './scenarios/index.js' */
 
@@ -47,6 +47,12 @@ function wholeNumber(name, fallback, max) {
     throw new UsageError(`${name}=${raw}: expected a whole number from 1 to ${max}`);
   }
   return value;
+}
+
+/** @param {ServerSettings} a @param {ServerSettings} b */
+function sameSettings(a, b) {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
 /** @param {string} message */
@@ -113,21 +119,24 @@ async function main() {
   /** @type {Gatehouse | undefined} */
   let gatehouse;
   /**
-   * Gatehouse with `workers` server processes: started on first use (first start bootstraps the data dir,
-   * then a restart with raised rate limits), restarted on the same data dir and port when a scenario asks
-   * for another worker count.
+   * Gatehouse with `workers` server processes and the settings `env`: started on first use (first start
+   * bootstraps the data dir, then a restart with raised rate limits), restarted on the same data dir and port
+   * when a scenario asks for another worker count or other settings.
    * @param {number} workers
+   * @param {ServerSettings} [env]
    */
-  const running = async (workers) => {
-    if (gatehouse?.workers === workers) return gatehouse;
+  const running = async (workers, env = {}) => {
+    if (gatehouse && gatehouse.workers === workers && sameSettings(gatehouse.env, env)) return gatehouse;
+    const described = [`GATEHOUSE_WORKERS=${workers}`, ...Object.entries(env).map(([key, value]) => `${key}=${value}`)].join(' ');
     if (gatehouse) {
-      progress(`restarting Gatehouse with GATEHOUSE_WORKERS=${workers}`);
-      gatehouse = await restartGatehouse(gatehouse, { workers });
+      progress(`restarting Gatehouse with ${described}`);
+      gatehouse = await restartGatehouse(gatehouse, { workers, env });
     } else {
       progress('starting Gatehouse (first start bootstraps the data dir, then a restart with raised rate limits)');
       gatehouse = await startGatehouse({ rateLimitBuckets, workers });
+      if (Object.keys(env).length > 0) gatehouse = await restartGatehouse(gatehouse, { workers, env });
     }
-    progress(`Gatehouse is up on ${gatehouse.url} (tenant Host ${gatehouse.tenantHost}, ${workers} worker${workers > 1 ? 's' : ''})`);
+    progress(`Gatehouse is up on ${gatehouse.url} (tenant Host ${gatehouse.tenantHost}, ${described})`);
     return gatehouse;
   };
 

@@ -19,6 +19,13 @@ import { describeOutput, freePort, makeTempDir, startChild, stopChild, waitForHt
  * @property {string} dataDir
  * @property {number} workers  server processes (GATEHOUSE_WORKERS; with more than 1, node:cluster shares the port)
  * @property {string | undefined} databaseUrl  a postgres:// URL, or undefined for SQLite in the data dir
+ * @property {ServerSettings} env  settings beyond the bench's own it runs with (e.g. GATEHOUSE_TENANT_LOGS=off)
+ */
+
+/**
+ * Extra GATEHOUSE_* settings for a scenario that compares the server with itself (logs_cost: tenant logs on and
+ * off); they win over the bench's defaults.
+ * @typedef {Record<string, string>} ServerSettings
  */
 
 /**
@@ -50,9 +57,10 @@ const UNREACHABLE_LIMIT = { capacity: 1_000_000_000, per_second: 1_000_000_000 }
  * @param {string} dataDir
  * @param {number} workers
  * @param {string} [databaseUrl]
+ * @param {ServerSettings} [extra]
  * @returns {NodeJS.ProcessEnv}
  */
-function serverEnv(port, dataDir, workers, databaseUrl) {
+function serverEnv(port, dataDir, workers, databaseUrl, extra = {}) {
   /** @type {NodeJS.ProcessEnv} */
   const env = {};
   for (const [key, value] of Object.entries(process.env)) {
@@ -67,6 +75,7 @@ function serverEnv(port, dataDir, workers, databaseUrl) {
     GATEHOUSE_LOG_LEVEL: 'warn',
     GATEHOUSE_WORKERS: String(workers),
     ...(databaseUrl && { DATABASE_URL: databaseUrl }),
+    ...extra,
   };
 }
 
@@ -75,10 +84,11 @@ function serverEnv(port, dataDir, workers, databaseUrl) {
  * @param {string} dataDir
  * @param {number} workers
  * @param {string} [databaseUrl]
+ * @param {ServerSettings} [extra]
  * @returns {Promise<Child>}
  */
-async function startOnce(port, dataDir, workers, databaseUrl) {
-  const child = startChild(workers > 1 ? `Gatehouse (${workers} workers)` : 'Gatehouse', CLI, ['start'], serverEnv(port, dataDir, workers, databaseUrl));
+async function startOnce(port, dataDir, workers, databaseUrl, extra = {}) {
+  const child = startChild(workers > 1 ? `Gatehouse (${workers} workers)` : 'Gatehouse', CLI, ['start'], serverEnv(port, dataDir, workers, databaseUrl, extra));
   // BENCH_START_TIMEOUT_MS: on a machine busy with other work, starting (migrations included) can take longer.
   await waitForHttp(child, `http://127.0.0.1:${port}/healthz`, { timeoutMs: Number(process.env.BENCH_START_TIMEOUT_MS ?? 30_000) });
   return child;
@@ -164,23 +174,24 @@ export async function startGatehouse({ rateLimitBuckets, workers = 1, databaseUr
   else raiseRateLimits(dataDir, rateLimitBuckets);
 
   const child = await startOnce(port, dataDir, workers, databaseUrl);
-  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}`, dataDir, workers, databaseUrl };
+  return { child, port, url: `http://127.0.0.1:${port}`, tenantHost: `localhost:${port}`, dataDir, workers, databaseUrl, env: {} };
 }
 
 /**
  * Stops `gatehouse` and starts it again on the same data dir and port (the tenant's URLs, and so the token
  * audience, name the port) with `workers` server processes. The raised rate limits are in the database, so
  * they stay. With several workers, /healthz answers as soon as the first one listens; the others are up
- * within the warm-up run that precedes every measurement.
+ * within the warm-up run that precedes every measurement. `env`: the settings it runs with from now on (none
+ * beyond the bench's own by default).
  * @param {Gatehouse} gatehouse
- * @param {{ workers: number }} options
+ * @param {{ workers: number, env?: ServerSettings }} options
  * @returns {Promise<Gatehouse>}
  */
-export async function restartGatehouse(gatehouse, { workers }) {
+export async function restartGatehouse(gatehouse, { workers, env = {} }) {
   const code = await stopChild(gatehouse.child);
   if (code !== 0) throw new Error(`Gatehouse did not stop cleanly (exit ${code}).\n${describeOutput(gatehouse.child)}`);
-  const child = await startOnce(gatehouse.port, gatehouse.dataDir, workers, gatehouse.databaseUrl);
-  return { ...gatehouse, child, workers };
+  const child = await startOnce(gatehouse.port, gatehouse.dataDir, workers, gatehouse.databaseUrl, env);
+  return { ...gatehouse, child, workers, env };
 }
 
 /**

@@ -127,7 +127,7 @@ export function tokenRequest(host, params) {
 }
 
 /**
- * Pre-flight, warm-up + measured run, post-flight.
+ * Pre-flight, warm-up + measured run, post-flight (also used by logs-cost.js).
  * @param {string} label
  * @param {string} url
  * @param {HttpRequest} request
@@ -136,7 +136,7 @@ export function tokenRequest(host, params) {
  * @param {number | undefined} pid  the server's process, for CPU per token
  * @returns {Promise<Measurement>}
  */
-async function measureTokens(label, url, request, settings, progress, pid) {
+export async function measureTokens(label, url, request, settings, progress, pid) {
   await requestToken(label, url, request);
   progress(`${NAME}: ${label} (${settings.warmup} s warm-up + ${settings.duration} s)`);
   const measurement = await measure(url, request, settings, pid);

@@ -9,6 +9,7 @@
  *  - dpop_client_credentials: the same token bound to a DPoP key (a fresh proof per request) against a bearer one;
  *  - events: user creation with and without a webhook stream, events/s delivered and change-to-delivery latency;
  *  - import: user import jobs on SQLite and PostgreSQL (users/s, logins' p99 during an import, export RSS);
+ *  - logs_cost: client_credentials and password_realm with tenant logs on and off (GATEHOUSE_TENANT_LOGS), alternating;
  *  - logs: tenant log searches, paging and stats on 1,000,000 log events against 1,000 (SQLite and PostgreSQL);
  *  - scale: each Management read, search, signup, login and refresh on a large tenant against a 1,000-user one.
  */
@@ -20,11 +21,12 @@ import events from './events.js';
 import importJobs from './import.js';
 import jwks from './jwks.js';
 import logs from './logs.js';
+import logsCost from './logs-cost.js';
 import passwordRealm from './password-realm.js';
 import scale from './scale.js';
 import userinfo from './userinfo.js';
 
-/** @import { Gatehouse } from '../lib/gatehouse.js' */
+/** @import { Gatehouse, ServerSettings } from '../lib/gatehouse.js' */
 /** @import { LoadSettings } from '../lib/load.js' */
 /** @import { Row } from '../lib/report.js' */
 
@@ -40,9 +42,9 @@ import userinfo from './userinfo.js';
 
 /**
  * @typedef {object} ScenarioContext
- * @property {(workers: number) => Promise<Gatehouse>} gatehouse
- *   Gatehouse running with that many server processes: the running one, or the same data dir and port
- *   restarted with the new count
+ * @property {(workers: number, env?: ServerSettings) => Promise<Gatehouse>} gatehouse
+ *   Gatehouse running with that many server processes and those settings (none beyond the bench's own by
+ *   default): the running one, or the same data dir and port restarted with the new count or settings
  * @property {LoadSettings} settings
  * @property {(message: string) => void} progress  a line on stderr
  */
@@ -54,4 +56,4 @@ import userinfo from './userinfo.js';
  */
 
 /** @type {Scenario[]} */
-export const scenarios = [jwks, clientCredentials, dpopClientCredentials, authorizationCode, passwordRealm, userinfo, events, importJobs, scale, logs, bundleSize];
+export const scenarios = [jwks, clientCredentials, dpopClientCredentials, authorizationCode, passwordRealm, userinfo, logsCost, events, importJobs, scale, logs, bundleSize];

@@ -34,14 +34,15 @@ const GOAL_VS_RAW = 0.9;
 const MAX_USERS = 100;
 
 /**
- * One password-realm login of `user`, checked: 200, tokens, an ID token for that user and client.
+ * One password-realm login of `user`, checked: 200, tokens, an ID token for that user and client (also used by
+ * logs-cost.js).
  * @param {Gatehouse} gatehouse
  * @param {import('node:http').Agent} agent
  * @param {string} clientId
  * @param {BenchUser} user
  * @param {string} who
  */
-async function login(gatehouse, agent, clientId, user, who) {
+export async function passwordRealmLogin(gatehouse, agent, clientId, user, who) {
   const answer = await httpRequest(agent, new URL(gatehouse.url), {
     method: 'POST',
     path: '/oauth/token',
@@ -83,7 +84,7 @@ export default {
       const agent = keepAliveAgent(settings.connections);
       try {
         // Pre-flight: the login works, for the right user and client, and the limiter is out of the way.
-        const { answer, tokens } = await login(gatehouse, agent, clientId, first, `${NAME}: ${label}`);
+        const { answer, tokens } = await passwordRealmLogin(gatehouse, agent, clientId, first, `${NAME}: ${label}`);
         checkRaisedLimit(`${NAME}: ${label}`, answer.headers['x-ratelimit-limit'], 'token');
         if (tokens.idTokenHeader.alg !== 'RS256') throw new Error(`${NAME}: ${label} signs ID tokens with ${String(tokens.idTokenHeader.alg)}, not RS256`);
         if (tokens.idTokenClaims.sub !== first.user_id || tokens.idTokenClaims.aud !== clientId) {
@@ -93,12 +94,12 @@ export default {
         progress(`${NAME}: ${label} (${settings.warmup} s warm-up + ${settings.duration} s)`);
         const measurement = await measureFlows(
           async (vu) => {
-            await login(gatehouse, agent, clientId, /** @type {BenchUser} */ (users[vu % users.length]), `${NAME}: ${label}`);
+            await passwordRealmLogin(gatehouse, agent, clientId, /** @type {BenchUser} */ (users[vu % users.length]), `${NAME}: ${label}`);
           },
           settings,
           gatehouse.child.process.pid,
         );
-        if (measurement.problems.length === 0) await login(gatehouse, agent, clientId, first, `${NAME}: ${label}, after the run,`);
+        if (measurement.problems.length === 0) await passwordRealmLogin(gatehouse, agent, clientId, first, `${NAME}: ${label}, after the run,`);
         const row = { scenario: NAME, target: label, unit: 'logins/s', measurement };
         rows.push(row);
         own.push(row);

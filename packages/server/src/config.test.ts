@@ -43,6 +43,7 @@ describe('configuration', () => {
     [{ GATEHOUSE_WORKERS: '0' }, /GATEHOUSE_WORKERS=0/],
     [{ GATEHOUSE_LOG_LEVEL: 'loud' }, /GATEHOUSE_LOG_LEVEL=loud/],
     [{ GATEHOUSE_SQLITE_SYNCHRONOUS: 'off' }, /GATEHOUSE_SQLITE_SYNCHRONOUS=off: expected normal or full/],
+    [{ GATEHOUSE_TENANT_LOGS: 'no' }, /GATEHOUSE_TENANT_LOGS=no: expected on or off/],
   ])('refuses %o with a message naming the key', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -71,6 +72,12 @@ describe('configuration', () => {
         await store.close();
       }
     }
+  });
+
+  it('records tenant logs unless GATEHOUSE_TENANT_LOGS is off', () => {
+    expect(loadConfig({}).tenantLogs).toBe(true);
+    expect(loadConfig({ GATEHOUSE_TENANT_LOGS: 'on' }).tenantLogs).toBe(true);
+    expect(loadConfig({ GATEHOUSE_TENANT_LOGS: ' OFF ' }).tenantLogs).toBe(false);
   });
 
   it('accepts a master key in hex or base64', () => {

@@ -67,6 +67,11 @@ export interface Config {
    * tracing at all.
    */
   otlpEndpoint: string | undefined;
+  /**
+   * GATEHOUSE_TENANT_LOGS: whether tenant log events are recorded at all (logs/writer.ts). Off, nothing is
+   * written: GET /api/v2/logs answers an empty list and log streams receive nothing.
+   */
+  tenantLogs: boolean;
 }
 
 export type SqliteSynchronous = 'normal' | 'full';
@@ -107,6 +112,7 @@ const KEYS = [
   'GATEHOUSE_SQLITE_SYNCHRONOUS',
   'GATEHOUSE_METRICS_TOKEN',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'GATEHOUSE_TENANT_LOGS',
 ] as const;
 type Key = (typeof KEYS)[number];
 type RawConfig = Partial<Record<Key, string>>;
@@ -333,7 +339,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     sqliteSynchronous: overrides.sqliteSynchronous ?? sqliteSynchronous(raw('GATEHOUSE_SQLITE_SYNCHRONOUS')),
     metricsToken: overrides.metricsToken ?? metricsToken(raw('GATEHOUSE_METRICS_TOKEN')),
     otlpEndpoint: overrides.otlpEndpoint ?? otlpEndpoint(raw('OTEL_EXPORTER_OTLP_ENDPOINT')),
+    tenantLogs: overrides.tenantLogs ?? tenantLogs(raw('GATEHOUSE_TENANT_LOGS')),
   };
+}
+
+function tenantLogs(value: string | undefined): boolean {
+  const chosen = (value ?? 'on').trim().toLowerCase();
+  if (chosen !== 'on' && chosen !== 'off') throw new ConfigError(`GATEHOUSE_TENANT_LOGS=${value}: expected on or off`);
+  return chosen === 'on';
 }
 
 function otlpEndpoint(value: string | undefined): string | undefined {

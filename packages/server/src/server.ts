@@ -142,7 +142,7 @@ function newServices(config: Config, prepared: Prepared): Services {
     proofIds: proofIdsFor(config, prepared.store, counters),
     mailer: new EmailQueue(config, prepared.store, prepared.sealer),
     changes: changeBusFor(config, prepared.store),
-    tenantLogs: new TenantLogWriter(prepared.store),
+    tenantLogs: new TenantLogWriter(prepared.store, { enabled: config.tenantLogs }),
     ...(prepared.tracing && { tracing: prepared.tracing }),
   };
 }

@@ -6,7 +6,6 @@
 import { newUserId } from '../crypto/ids.js';
 import { emitEvent, type EventContext } from '../events/outbox.js';
 import { logRow, type RequestOrigin } from '../logs/log-event.js';
-import { writeLogEvents } from '../logs/writer.js';
 import { userEventObject } from '../management/event-objects.js';
 import { hashPassword, verifyAgainstDecoy, verifyPassword, type HashWork } from '../crypto/passwords.js';
 import { isForeignHash, verifyForeignHash } from '../jobs/password-hashes/index.js';
@@ -276,7 +275,7 @@ async function createDatabaseUser(
       await insertUser(trx, user);
       await emitEvent(trx, { tenantId: user.tenant_id, type: 'user.created', object: await userEventObject(trx, user), context: { ...context, connection_id: connection.id } });
       // `ss` commits with the user: a signup that rolls back leaves no success in the logs.
-      await writeLogEvents(trx, [
+      await services.tenantLogs.writeWith(trx, () => [
         logRow(
           user.tenant_id,
           {

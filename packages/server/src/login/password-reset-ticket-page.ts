@@ -19,7 +19,6 @@ import { tenantTemplate } from '../messaging/email-templates.js';
 import { findTicket, spendTicket, usable, type UserTicket } from '../messaging/tickets.js';
 import type { App, Services } from '../services.js';
 import { logRow, requestOrigin } from '../logs/log-event.js';
-import { writeLogEvents } from '../logs/writer.js';
 import type { Tenant } from '../store/tenants.js';
 import { findConnectionById, type Connection } from '../store/connections.js';
 import { endSessionsOfUsers } from '../auth-api/backchannel-logout/queue.js';
@@ -207,7 +206,7 @@ export function registerPasswordResetTicketPage(app: App, services: Services): v
           context: { ...eventContextFrom(request), connection_id: connection.id, ...(target.ticket.client_id ? { client_id: target.ticket.client_id } : {}) },
         });
         // `scp` commits with the new password.
-        await writeLogEvents(trx, [logRow(user.tenant_id, { type: 'scp', ...changeFacts }, requestOrigin(request), now)]);
+        await services.tenantLogs.writeWith(trx, () => [logRow(user.tenant_id, { type: 'scp', ...changeFacts }, requestOrigin(request), now)]);
       });
     } catch (err) {
       if (err instanceof TicketSpent) return sendInvalidLink(reply, request, services, ticket);

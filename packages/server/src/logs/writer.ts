@@ -9,6 +9,10 @@
  *    logging within the issue's 10% throughput budget. The price is that a process that dies loses the rows of
  *    its last FLUSH_AFTER_MS; `close()` flushes on every orderly stop.
  *
+ * Both go through the writer, which knows GATEHOUSE_TENANT_LOGS: off, neither writes nor counts anything (for
+ * deployments that keep their audit trail elsewhere, and for the bench's with-and-without measurement).
+ * `writeLogEvents` itself always writes: tests and the bench seed logs with it.
+ *
  * The writer also enforces retention: the tenant setting `log_retention_days` (default 30), pruned in small
  * batches on a timer, oldest first along the (tenant_id, log_id) index, so pruning never holds a lock that a
  * login would wait on for long.
@@ -37,7 +41,10 @@ const DAY_MS = 86_400_000;
 const PRUNE_BATCH = 1000;
 const PRUNE_EVERY_MS = 60_000;
 
-/** Inside the caller's transaction: the rows commit or roll back with its change. */
+/**
+ * Inside the caller's transaction: the rows commit or roll back with its change. Unconditional: the flows go
+ * through `TenantLogWriter.writeWith`, which honours the setting.
+ */
 export async function writeLogEvents(db: Kysely<Database>, rows: readonly LogsTable[]): Promise<void> {
   for (const row of rows) observe.logEvent(row.type, row.connection);
   await insertLogRows(db, rows);
@@ -92,9 +99,23 @@ export class TenantLogWriter {
   #pruning: Promise<void> | undefined;
   #log: FastifyBaseLogger | undefined;
 
-  constructor(private readonly store: Store) {}
+  readonly #enabled: boolean;
 
-  /** Starts the retention timer; `log` receives write and pruning failures. */
+  /**
+   * @param options.enabled GATEHOUSE_TENANT_LOGS: false makes `record` and `writeWith` return at once, before a
+   *   row is even built, so that "off" is a server doing no logging work at all.
+   */
+  constructor(
+    private readonly store: Store,
+    options: { enabled: boolean },
+  ) {
+    this.#enabled = options.enabled;
+  }
+
+  /**
+   * Starts the retention timer; `log` receives write and pruning failures. Also with logs off: rows written
+   * while they were on still age out.
+   */
   start(log: FastifyBaseLogger): void {
     this.#log = log;
     this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
@@ -103,17 +124,28 @@ export class TenantLogWriter {
 
   /** Records an outcome of `request` for its tenant (nothing when the request has no tenant). */
   recordFor(request: FastifyRequest, facts: LogFacts): void {
+    if (!this.#enabled) return;
     const tenant = (request as Partial<Pick<FastifyRequest, 'tenant'>>).tenant;
     if (!tenant) return;
     this.record(tenant.id, facts, requestOrigin(request));
   }
 
   record(tenantId: string, facts: LogFacts, origin: RequestOrigin): void {
+    if (!this.#enabled) return;
     const row = logRow(tenantId, facts, origin);
     observe.logEvent(row.type, row.connection);
     this.#pending.push(row);
     if (this.#pending.length >= FLUSH_AT_ROWS) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+  }
+
+  /**
+   * Writes rows inside the caller's transaction (`trx`), so they commit or roll back with its change (a signup,
+   * a deletion, a password change). Takes a function of the rows, not the rows: off, they are not even built.
+   */
+  async writeWith(trx: Kysely<Database>, rows: () => readonly LogsTable[]): Promise<void> {
+    if (!this.#enabled) return;
+    await writeLogEvents(trx, rows());
   }
 
   /** Writes everything recorded so far; resolves when it is stored (tests read logs after it). */

@@ -60,7 +60,6 @@ import { deletedUserEventObject, userEventObject } from './event-objects.js';
 import { withUpstreamTokens } from '../federation/idp-tokens.js';
 import { operation } from './operation.js';
 import { logRow, requestOrigin } from '../logs/log-event.js';
-import { writeLogEvents } from '../logs/writer.js';
 import { pageBody, pagedList, pageWindow, pagingFields } from './pagination.js';
 import {
   assertPasswordAccepted,
@@ -554,7 +553,7 @@ export function registerUsers(api: App, services: Services): void {
           await emitEvent(trx, { tenantId, type: 'user.deleted', object, context: eventContextFrom(request) });
           // `du` commits with the deletion (tenant logs, logs/writer.ts).
           const by = { client_id: request.principal.clientId };
-          await writeLogEvents(trx, [logRow(tenantId, { type: 'du', user_id: user.user_id, user_name: user.email ?? user.username ?? undefined, client: by }, requestOrigin(request))]);
+          await services.tenantLogs.writeWith(trx, () => [logRow(tenantId, { type: 'du', user_id: user.user_id, user_name: user.email ?? user.username ?? undefined, client: by }, requestOrigin(request))]);
         });
       }
       return reply.code(204).send();
