@@ -20,8 +20,10 @@ const CALLBACK = 'http://127.0.0.1:9/callback';
  * answer; and the background workers: log streams, back-channel logout deliveries, and the raw SQL of the outbox,
  * deliveries, jobs and change bus, which quotes no identifiers.
  */
-// Connections are read into the config cache (tenancy/config-cache.ts) once per tenant change: a refill, not the login's.
-const NOISE = /"logs"|"log_streams"|"log_daily_counts"|"log_user_logins"|"backchannel_logout_deliveries"|from "clients"|from "tenants"|from "connections"|from "connection_clients"|^[^"]*$/;
+// Connections are read into the config cache (tenancy/config-cache.ts) once per tenant change: a refill, not the
+// login's. Every 100th session started purges lapsed sessions (login/session.ts): maintenance, in whichever login.
+const NOISE =
+  /"logs"|"log_streams"|"log_daily_counts"|"log_user_logins"|"backchannel_logout_deliveries"|from "clients"|from "tenants"|from "connections"|from "connection_clients"|^delete from "(sso_sessions|saml_logouts|saml_session_participants)" where \(?"expires_at" <|^[^"]*$/;
 
 const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
 
