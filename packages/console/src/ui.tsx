@@ -7,6 +7,8 @@ export interface Loaded<T> {
   error: string | undefined;
   loading: boolean;
   reload: () => void;
+  /** Shows what a write answered as the fresh read, so an edit made after the save is not overwritten by a late reload. */
+  show: (data: T) => void;
 }
 
 /** Runs `load` when its dependencies change (and on reload); the newest answer wins. */
@@ -25,7 +27,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
     };
   }, [...deps, round]);
   const reload = useCallback(() => setRound((r) => r + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  const show = useCallback((data: T) => setState({ data, loading: false }), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload, show };
 }
 
 export function ErrorNotice({ message }: { message: string | undefined }) {

@@ -181,12 +181,11 @@ export function ApiDetail({ api, id }: { api: ManagementApi; id: string }) {
 
   const save = async () => {
     const profile = (rs.token_dialect ?? 'access_token').startsWith('rfc9068') ? 'rfc9068_profile' : 'access_token';
-    await api.request('PATCH', path, {
+    loaded.show(await api.request<ResourceServer>('PATCH', path, {
       scopes: scopesOf(scopes),
       enforce_policies: rbac,
       token_dialect: rbac && permissionsInToken ? `${profile}_authz` : profile,
-    });
-    loaded.reload();
+    }));
     return 'Saved.';
   };
   return (

@@ -63,8 +63,7 @@ function BruteForceCard({ api }: { api: ManagementApi }) {
       testId="brute-force"
       intro={<p>Stops repeated failed logins to one account.</p>}
       onSubmit={async () => {
-        await api.request('PATCH', path, { ...draft, allowlist: linesOf(allowlist) });
-        loaded.reload();
+        loaded.show(await api.request<BruteForce>('PATCH', path, { ...draft, allowlist: linesOf(allowlist) }));
         return 'Saved.';
       }}
     >
@@ -120,13 +119,13 @@ function SuspiciousIpCard({ api }: { api: ManagementApi }) {
       testId="suspicious-ip"
       intro={<p>Slows down an IP address that tries many accounts or signs up many times.</p>}
       onSubmit={async () => {
-        await api.request('PATCH', path, {
+        const saved = await api.request<SuspiciousIp>('PATCH', path, {
           enabled: draft.enabled,
           shields: draft.shields,
           allowlist: linesOf(allowlist),
           stage: { 'pre-login': draft.stage['pre-login'], 'pre-user-registration': draft.stage['pre-user-registration'] },
         });
-        loaded.reload();
+        loaded.show(saved);
         return 'Saved.';
       }}
     >
@@ -190,8 +189,9 @@ function BreachedPasswordCard({ api }: { api: ManagementApi }) {
       testId="breached-password"
       intro={<p>Refuses or flags passwords known from public data breaches.</p>}
       onSubmit={async () => {
-        await api.request('PATCH', path, { enabled: draft.enabled, shields: draft.shields, admin_notification_frequency: draft.admin_notification_frequency, method: draft.method });
-        loaded.reload();
+        loaded.show(
+          await api.request<BreachedPassword>('PATCH', path, { enabled: draft.enabled, shields: draft.shields, admin_notification_frequency: draft.admin_notification_frequency, method: draft.method }),
+        );
         return 'Saved.';
       }}
     >

@@ -118,11 +118,10 @@ export function Branding({ api, tenantName }: { api: ManagementApi; tenantName: 
             submitLabel="Save branding"
             onSubmit={async () => {
               // Empty clears a setting (null), so the pages fall back to their defaults.
-              await api.request('PATCH', '/branding', {
+              loaded.show(await api.request<BrandingSettings>('PATCH', '/branding', {
                 logo_url: logo.trim() || null,
                 colors: { primary: primary.trim() || null, page_background: background.trim() || null },
-              });
-              loaded.reload();
+              }));
               return 'Saved: the hosted pages use it from the next page load.';
             }}
           >

@@ -255,11 +255,12 @@ export function ConnectionDetail({ api, id }: { api: ManagementApi; id: string }
         submitLabel="Save changes"
         testId="connection-settings"
         onSubmit={async () => {
-          await api.request('PATCH', path, {
-            display_name: displayName.trim(),
-            options: info ? optionsToSend(info.fields, connection.options, values) : connection.options,
-          });
-          loaded.reload();
+          loaded.show(
+            await api.request<Connection>('PATCH', path, {
+              display_name: displayName.trim(),
+              options: info ? optionsToSend(info.fields, connection.options, values) : connection.options,
+            }),
+          );
           return 'Saved.';
         }}
       >

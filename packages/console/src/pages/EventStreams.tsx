@@ -201,8 +201,7 @@ export function StreamDetail({ api, id }: { api: ManagementApi; id: string }) {
   const setStatus = async (status: string) => {
     setError(undefined);
     try {
-      await api.request('PATCH', base, { status });
-      loaded.reload();
+      loaded.show(await api.request<Stream>('PATCH', base, { status }));
     } catch (err) {
       setError(messageOf(err));
     }

@@ -275,8 +275,7 @@ export function OrganizationDetail({ api, id }: { api: ManagementApi; id: string
         title="Settings"
         submitLabel="Save changes"
         onSubmit={async () => {
-          await api.request('PATCH', base, { display_name: displayName.trim() });
-          loaded.reload();
+          loaded.show(await api.request<Organization>('PATCH', base, { display_name: displayName.trim() }));
           return 'Saved.';
         }}
       >

@@ -240,8 +240,7 @@ export function RoleDetail({ api, id }: { api: ManagementApi; id: string }) {
         title="Settings"
         submitLabel="Save changes"
         onSubmit={async () => {
-          await api.request('PATCH', base, { name: name.trim(), description: description.trim() });
-          loaded.reload();
+          loaded.show(await api.request<Role>('PATCH', base, { name: name.trim(), description: description.trim() }));
           return 'Saved.';
         }}
       >

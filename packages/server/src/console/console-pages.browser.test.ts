@@ -293,6 +293,7 @@ describe.each(['sqlite', 'postgres'] as const)('console tenant pages in Chromium
       await page.keyboard.press('Space');
       await expect.poll(() => enabled.getAttribute('aria-checked')).toBe(String(want));
       await card.getByRole('button', { name: 'Save brute-force protection' }).click();
+      await card.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
       await expect.poll(async () => (await json<{ enabled: boolean }>(await management(server, 'GET', '/attack-protection/brute-force-protection'))).enabled).toBe(want);
     }
     // Out of the API's range: its message, in the card.
