@@ -22,7 +22,7 @@
  * CPU per proof and no better rate), and it is nearly all that is left: with it stubbed out, a DPoP token cost
  * on the bench what a bearer one does.
  */
-import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject, type VerifyKeyObjectInput } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK, type JWTPayload } from 'jose';
 import type { ProofIds } from '../protection/proof-ids.js';
 import type { Sealer } from './sealing.js';
@@ -71,14 +71,22 @@ interface ProofHeader {
   alg: DpopAlg;
   key: KeyObject;
   jkt: string;
+  /** node:crypto's verify options for this alg and key, made once. */
+  verifyWith: VerifyKeyObjectInput;
 }
 /** Checked protected headers, by their base64url encoding exactly as sent (see Cost above). */
 const proofHeaders = new Map<string, ProofHeader>();
-/** What each alg needs of the key (RFC 7518 §3.1; RSA at least 2048 bits, §3.3), and how it verifies. */
-const SIGNATURES: Record<DpopAlg, { fits: (key: KeyObject) => boolean; padding?: number; dsaEncoding?: 'ieee-p1363' }> = {
-  RS256: { fits: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 },
-  PS256: { fits: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048, padding: constants.RSA_PKCS1_PSS_PADDING },
-  ES256: { fits: (key) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1', dsaEncoding: 'ieee-p1363' },
+/** What each alg needs of the key (RFC 7518 §3.1; RSA at least 2048 bits, §3.3). */
+const KEY_FITS: Record<DpopAlg, (key: KeyObject) => boolean> = {
+  RS256: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048,
+  PS256: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048,
+  ES256: (key) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1',
+};
+/** node:crypto's verify options per alg, for a key. */
+const VERIFY_OPTIONS: Record<DpopAlg, (key: KeyObject) => VerifyKeyObjectInput> = {
+  RS256: (key) => ({ key }),
+  PS256: (key) => ({ key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }),
+  ES256: (key) => ({ key, dsaEncoding: 'ieee-p1363' }),
 };
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const MAX_PROOF_HEADERS = 5000;
@@ -153,22 +161,22 @@ async function checkProofHeader(encoded: string): Promise<ProofHeader> {
     throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk: ${(error as Error).message.slice(0, 120)}`);
   }
   if (key.type !== 'public') throw new DpopProofError('invalid', 'The DPoP proof must carry a public jwk');
-  if (!SIGNATURES[alg as DpopAlg].fits(key)) throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk is not a key for ${alg as string}`);
-  const checked = { alg: alg as DpopAlg, key, jkt };
+  if (!KEY_FITS[alg as DpopAlg](key)) throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk is not a key for ${alg as string}`);
+  const checked = { alg: alg as DpopAlg, key, jkt, verifyWith: VERIFY_OPTIONS[alg as DpopAlg](key) };
   if (proofHeaders.size >= MAX_PROOF_HEADERS) proofHeaders.clear();
   proofHeaders.set(encoded, checked);
   return checked;
 }
 
-/** The compact JWS's signature over its first two parts, by `alg` with `key` (RFC 7515 §5.2). */
-function signatureHolds({ alg, key }: ProofHeader, parts: string[]): boolean {
-  const [header, payload, signature] = parts as [string, string, string];
-  if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return false;
-  const { padding, dsaEncoding } = SIGNATURES[alg];
-  const signingInput = Buffer.from(`${header}.${payload}`, 'ascii');
-  const options = { key, ...(padding !== undefined && { padding, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }), ...(dsaEncoding && { dsaEncoding }) };
+/**
+ * The compact JWS's signature over its first two parts, by `alg` with `key` (RFC 7515 §5.2). `payloadEnd`: the
+ * index of the dot before the signature; the signing input is the proof up to it, read as it came.
+ */
+function signatureHolds({ verifyWith }: ProofHeader, proof: string, payloadEnd: number): boolean {
+  const signature = proof.slice(payloadEnd + 1);
+  if (!BASE64URL.test(signature)) return false;
   try {
-    return verify('sha256', signingInput, options, Buffer.from(signature, 'base64url'));
+    return verify('sha256', Buffer.from(proof.slice(0, payloadEnd), 'latin1'), verifyWith, Buffer.from(signature, 'base64url'));
   } catch {
     return false;
   }
@@ -183,12 +191,16 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
   const header = request.header;
   if (Array.isArray(header)) throw new DpopProofError('invalid', 'Send exactly one DPoP header');
   if (typeof header !== 'string' || header.length === 0 || header.length > MAX_PROOF_LENGTH) throw new DpopProofError('invalid', 'The DPoP proof is missing or too long');
-  const parts = header.split('.');
-  if (parts.length !== 3) throw new DpopProofError('invalid', 'The DPoP proof is not a JWT');
+  // Three parts: header.payload.signature, found by their dots (no array of parts, no signing input rebuilt).
+  const headerEnd = header.indexOf('.');
+  const payloadEnd = headerEnd < 0 ? -1 : header.indexOf('.', headerEnd + 1);
+  if (payloadEnd < 0 || header.includes('.', payloadEnd + 1)) throw new DpopProofError('invalid', 'The DPoP proof is not a JWT');
+  const encodedHeader = header.slice(0, headerEnd);
+  const encodedPayload = header.slice(headerEnd + 1, payloadEnd);
   // A header seen before is taken as it was checked, without a turn of the event loop.
-  const checked = proofHeaders.get(parts[0]!) ?? (await checkProofHeader(parts[0]!));
-  if (!signatureHolds(checked, parts)) throw new DpopProofError('invalid', 'The DPoP proof is invalid: signature verification failed');
-  const payload = jsonObject(parts[1]!) as JWTPayload | undefined;
+  const checked = proofHeaders.get(encodedHeader) ?? (await checkProofHeader(encodedHeader));
+  if (!BASE64URL.test(encodedPayload) || !signatureHolds(checked, header, payloadEnd)) throw new DpopProofError('invalid', 'The DPoP proof is invalid: signature verification failed');
+  const payload = jsonObject(encodedPayload) as JWTPayload | undefined;
   if (!payload) throw new DpopProofError('invalid', 'The DPoP proof is invalid: its claims are not a JSON object');
   for (const claim of ['jti', 'htm', 'htu', 'iat'] as const) {
     if (payload[claim] === undefined) throw new DpopProofError('invalid', `The DPoP proof is invalid: missing required "${claim}" claim`);
@@ -208,6 +220,7 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
   if (!nonceIsFresh(deps.sealer, tenantId, payload.nonce, now)) throw new DpopProofError('nonce', 'Use the DPoP nonce the server provided (DPoP-Nonce)');
   // Recorded last: a proof refused for any other reason uses nothing up.
   const { jkt } = checked;
-  if (!(await deps.proofIds.useOnce(`dpop:${tenantId}:${jkt}:${payload.jti}`, 2 * PROOF_WINDOW_S * 1000))) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
+  const firstUse = deps.proofIds.useOnce(`dpop:${tenantId}:${jkt}:${payload.jti}`, 2 * PROOF_WINDOW_S * 1000);
+  if (!(typeof firstUse === 'boolean' ? firstUse : await firstUse)) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
   return { jkt };
 }
