@@ -1,7 +1,7 @@
 /**
  * DPoP proofs (RFC 9449 §4.3): the proof is a JWT the client signs with the key it binds tokens to, carrying that
- * public key in its header. jose decodes header and claims and computes the thumbprint; the signature is checked
- * with node:crypto on a KeyObject made once per key (see Cost below).
+ * public key in its header. jose computes the key's thumbprint; the signature is checked with node:crypto on a
+ * KeyObject made once per key (see Cost below).
  *  - `typ` dpop+jwt; `alg` RS256, PS256 or ES256 (never none or a MAC); `jwk` public (no private members);
  *  - `htm` and `htu` (scheme, host and path; query and fragment ignored) name this very request;
  *  - `iat` within PROOF_WINDOW_S of now; `jti` single use within that window, recorded where every process
@@ -11,16 +11,20 @@
  *  - `ath` (§4.3) when the proof goes with an access token: base64url SHA-256 of that token.
  * The key's thumbprint (RFC 7638) is what tokens carry as `cnf.jkt`.
  *
- * Cost (bench/scenarios/dpop-client-credentials.js, goal: a DPoP-bound token at most 1.3× a bearer one): a
- * client sends the same protected header (typ, alg, jwk) with every proof, so what the header gives once checked
- * (the imported key, its thumbprint, the alg) is kept per header as sent, and a known header is neither decoded
- * nor checked again: everything kept follows from those bytes alone. The JWS is split and its payload decoded
- * once, with Buffer's base64url (jose's decoders split and decode the whole token again for the header and the
- * claims). An `htu` spelled as this server spells the URL is recognised without parsing, and the nonce handed
- * out by comparison before any unsealing. The signature is one synchronous node:crypto verify (jose's WebCrypto
- * path, import included, cost about 4× as much CPU; node:crypto's thread-pool form measured about 25 µs more
- * CPU per proof and no better rate), and it is nearly all that is left: with it stubbed out, a DPoP token cost
- * on the bench what a bearer one does.
+ * Cost (bench/scenarios/dpop-client-credentials.js, goal: a DPoP-bound token at most 1.3× a bearer one): nearly
+ * all a DPoP-bound token adds is the one synchronous node:crypto verify of the proof's signature. Measured at load
+ * ~10 on 2 cores (#13): an ES256 verify alone 107–128 µs CPU, and about the same in the server (~6% of its samples
+ * in a perf profile of the bench's DPoP run, ~105 of 1,692 µs per token); the rest of this check 8–10 µs (measured
+ * with the verify stubbed out). The verify cannot go lower through node:crypto on Node 20 (OpenSSL 3.0): three
+ * quarters of it is P-256 arithmetic, the rest per-call setup node:crypto cannot keep between calls; none of these
+ * was cheaper: a DER signature, `null` for the digest, a key from SPKI or PEM rather than the JWK, WebCrypto (about
+ * 1.5–2× the CPU), or the thread-pool form (about 25 µs more CPU per proof, no better rate on two busy cores).
+ * What keeps the rest small: a client sends the same protected header (typ, alg, jwk) with every proof, so what
+ * it gives once checked (key, thumbprint, alg, verify options) is kept per header as sent and a known header is
+ * neither decoded nor checked again (all of it follows from those bytes alone); the parts are found by their dots,
+ * the signing input is the proof's own first two parts, the payload is decoded once with Buffer's base64url; an
+ * `htu` spelled as this server spells the URL needs no parsing, the nonce handed out is recognised by comparison
+ * before any unsealing, and one process records the jti without a promise (protection/proof-ids.ts).
  */
 import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject, type VerifyKeyObjectInput } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK, type JWTPayload } from 'jose';
