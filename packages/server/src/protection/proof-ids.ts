@@ -34,9 +34,9 @@ function inRedis(counters: AttackCounterStore): ProofIds {
 }
 
 /**
- * Ids held in memory at most: past it the oldest is dropped (a replay of that proof would then pass, the price of
- * bounded memory under a flood of proofs: about 200 bytes an id). 500,000 is over 4,000 proofs a second for the
- * 120 s they are kept, more than one process verifies.
+ * Ids held in memory at most (about 200 bytes each): past it the oldest is dropped, and a replay of that proof
+ * would pass, the price of bounded memory under a flood of valid proofs. 500,000 holds the 120 s a DPoP id is kept
+ * at over 4,000 proofs a second, about what one process can verify besides serving HTTP.
  */
 export const MAX_IDS_IN_MEMORY = 500_000;
 
