@@ -46,6 +46,12 @@ export async function updateAsRead<T extends VersionedTable, K extends keyof Sel
 
 const ATTEMPTS = 30;
 
+/** The 409 a route that retries its conditional writes documents (after its own 409s, if any). */
+export function concurrentChangeConflict(own?: string): string {
+  const lost = `conflict: other requests changed it at the same time, ${ATTEMPTS} times in a row; send the change again`;
+  return own ? `${own}; or ${lost}` : lost;
+}
+
 /**
  * Runs `attempt` (read, merge, conditional write) until it writes. Past 30 lost races in a row (a burst of
  * writers to one row), the caller gets a 409 to retry rather than a change silently dropped.
