@@ -2,26 +2,14 @@
  * Used client-assertion jtis (client-assertions.ts) on a real store, both dialects: a jti works once per client,
  * and lapsed ones are purged as inserts go (every 500th), while live ones stay.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { newId } from '../crypto/ids.js';
-import { freshPostgresSchema, postgresAvailable } from '../test-support/services.js';
+import { storesOnEachDialect } from '../test-support/stores.js';
 import { recordClientAssertion } from './client-assertions.js';
-import { migrateToLatest, openStore, type Store } from './db.js';
+import { migrateToLatest, type Store } from './db.js';
 import { insertTenant } from './tenants.js';
 
-const sqliteDir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-client-assertions-'));
-const databases: [string, () => Promise<Store>, () => Promise<void>][] = [
-  ['SQLite', () => openStore(`sqlite:${path.join(sqliteDir, 'test.sqlite')}`), async () => rmSync(sqliteDir, { recursive: true, force: true })],
-];
-if (await postgresAvailable()) {
-  const schema = freshPostgresSchema();
-  databases.push(['PostgreSQL', () => openStore(schema.url), schema.drop]);
-}
-
-describe.each(databases)('used client assertions (%s)', (_name, open, dispose) => {
+describe.each(await storesOnEachDialect('gatehouse-client-assertions-'))('used client assertions (%s)', (_name, open, dispose) => {
   let store: Store | undefined;
   afterAll(async () => {
     await store?.close();
