@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Store } from '../store/db.js';
 import type { Database } from '../store/schema.js';
+import { usedOnceTable } from '../store/used-once.js';
 import type { AttackCounterStore } from './counter-store.js';
 
 export interface ProofIds {
@@ -91,17 +92,16 @@ const PURGE_EVERY = 500;
 
 /** In the `used_proof_ids` table (0042): a conditional insert, lapsed rows purged every PURGE_EVERY inserts. */
 export function proofIdsInDatabase(db: Kysely<Database>, clock: () => number = Date.now): ProofIds {
-  let insertsSincePurge = 0;
+  const usedProofIds = usedOnceTable(PURGE_EVERY);
   return {
     kind: 'database',
     async useOnce(id, ttlMs) {
       const now = clock();
-      if (++insertsSincePurge >= PURGE_EVERY) {
-        insertsSincePurge = 0;
-        await db.deleteFrom('used_proof_ids').where('expires_at', '<=', now).execute();
-      }
-      const inserted = await db.insertInto('used_proof_ids').values({ id, expires_at: now + ttlMs }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return true;
+      const inserted = await usedProofIds.record(
+        () => db.insertInto('used_proof_ids').values({ id, expires_at: now + ttlMs }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst(),
+        () => db.deleteFrom('used_proof_ids').where('expires_at', '<=', now).execute(),
+      );
+      if (inserted) return true;
       // Seen before: a replay, unless that use has lapsed (not yet purged), which then counts as this one.
       const renewed = await db.updateTable('used_proof_ids').set({ expires_at: now + ttlMs }).where('id', '=', id).where('expires_at', '<=', now).executeTakeFirst();
       return Number(renewed.numUpdatedRows) === 1;
