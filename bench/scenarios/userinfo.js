@@ -30,7 +30,7 @@ import { checkRaisedLimit, decodeJwt, userTokens } from '../lib/user-tokens.js';
 /** @import { Scenario } from './index.js' */
 
 const NAME = 'userinfo';
-/** Goal of the scenario (issue #4): Gatehouse's best row against oidc-provider@9. */
+/** Goal of the scenario (issue #18): Gatehouse with one server process against oidc-provider@9. */
 const GOAL_VS_PEER = 2;
 const SCOPE = 'openid profile email';
 const PEER_SCRIPT = fileURLToPath(new URL('../peers/oidc-provider.js', import.meta.url));
@@ -217,12 +217,23 @@ export default {
       figures.push(`${NAME}: no ratio, ${failed}`);
       return { rows, figures };
     }
-    const top = own.reduce((a, b) => (b.measurement.requestsPerSecond > a.measurement.requestsPerSecond ? b : a));
-    const ratio = top.measurement.requestsPerSecond / reference.measurement.requestsPerSecond;
+    // The goal is stated for one server process (issue #18): the verdict is the 1-worker row's; the 2-worker
+    // row is printed beside it, not chosen, since a second process on a small machine can win by taking the
+    // load generator's CPU rather than by doing less per request.
+    const [single, ...more] = own;
+    if (!single) throw new Error('unreachable');
+    const peerRate = reference.measurement.requestsPerSecond;
+    const ratio = single.measurement.requestsPerSecond / peerRate;
+    const others = more.map((row) => `${row.target}: ${(row.measurement.requestsPerSecond / peerRate).toFixed(2)}× (${fmt(row.measurement.requestsPerSecond)} req/s)`);
     figures.push(
-      `${NAME}: Gatehouse (best) at ${ratio.toFixed(2)}× ${PEER_LABEL} (goal ≥ ${GOAL_VS_PEER}×): ${ratio >= GOAL_VS_PEER ? 'met' : 'MISSED'}; best = ${top.target} ` +
-        `(${fmt(top.measurement.requestsPerSecond)} vs ${fmt(reference.measurement.requestsPerSecond)} req/s)`,
+      `${NAME}: ${single.target} at ${ratio.toFixed(2)}× ${PEER_LABEL} (goal ≥ ${GOAL_VS_PEER}× with one worker): ${ratio >= GOAL_VS_PEER ? 'met' : 'MISSED'} ` +
+        `(${fmt(single.measurement.requestsPerSecond)} vs ${fmt(peerRate)} req/s)${others.length > 0 ? `; beside it, ${others.join('; ')}` : ''}`,
     );
+    const cpu = single.measurement.cpuPerOp;
+    const peerCpu = reference.measurement.cpuPerOp;
+    if (cpu !== null && peerCpu !== null && cpu > 0) {
+      figures.push(`${NAME}: server CPU per request, ${single.target} ${fmt(cpu)} µs vs ${PEER_LABEL} ${fmt(peerCpu)} µs (${(peerCpu / cpu).toFixed(2)}× by CPU)`);
+    }
     return { rows, figures };
   },
 };

@@ -9,7 +9,8 @@ import { jwtVerify, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signIdToken } from '../crypto/id-token.js';
 import { updateTenant } from '../store/tenants.js';
-import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { managementCaller } from '../test-support/management-api.js';
+import { startTestServer, type TestServer } from '../test-support/server.js';
 import { LEGACY_DELEGATION_GRANTS } from './delegation.js';
 import { FIREBASE_AUDIENCE } from './firebase/custom-token.js';
 import { createClient, createUser, decodeJwt, issueCode, pkcePair, post, REDIRECT_URI, type TestClient } from './user-tokens/testing.js';
@@ -25,7 +26,6 @@ function serviceAccountKey(): { pem: string; publicKey: KeyObject } {
 
 describe('POST /delegation with the Firebase add-on', () => {
   let server: TestServer;
-  let token: string;
   const key = serviceAccountKey();
   /** A legacy SPA allowed both delegation forms; it signs users in and asks for Firebase tokens. */
   let caller: TestClient;
@@ -33,15 +33,7 @@ describe('POST /delegation with the Firebase add-on', () => {
   let firebaseApp: Json;
   const secrets: string[] = [key.pem];
 
-  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-  };
+  const api = managementCaller(() => server);
   const delegation = (body: Json) => post(server, '/delegation', body, { json: true });
   const legacyGrants = ['authorization_code', 'refresh_token', LEGACY_DELEGATION_GRANTS.id_token, LEGACY_DELEGATION_GRANTS.refresh_token];
 
@@ -64,7 +56,6 @@ describe('POST /delegation with the Firebase add-on', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    token = await managementToken(server);
     caller = await createClient(server, { grant_types: legacyGrants, oidc_conformant: false });
     const created = await api('POST', '/clients', {
       name: 'Firebase project',

@@ -54,6 +54,15 @@ export async function spendSetupLink(db: Kysely<Database>, link: SetupLink, now 
   return Number(spent.numUpdatedRows) === 1;
 }
 
+/**
+ * Gives back a link spent at `spentAt` whose account could not be made (a weak password, a taken address), so the
+ * person can correct the form and use it again. The link is spent before the account is made: two tabs, one
+ * link, one account.
+ */
+export async function releaseSetupLink(db: Kysely<Database>, link: SetupLink, spentAt: number): Promise<void> {
+  await db.updateTable('console_setup_links').set({ used_at: null }).where('token_hash', '=', link.token_hash).where('used_at', '=', spentAt).execute();
+}
+
 /** Voids the tenant's open first-admin links (a new start prints a new one; the old one must stop working). */
 export async function voidFirstAdminLinks(db: Kysely<Database>, tenantId: string, now = Date.now()): Promise<void> {
   await db.updateTable('console_setup_links').set({ used_at: now }).where('tenant_id', '=', tenantId).where('email', 'is', null).where('used_at', 'is', null).execute();

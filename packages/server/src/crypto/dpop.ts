@@ -1,7 +1,7 @@
 /**
  * DPoP proofs (RFC 9449 §4.3): the proof is a JWT the client signs with the key it binds tokens to, carrying that
- * public key in its header. jose decodes header and claims and computes the thumbprint; the signature is checked
- * with node:crypto on a KeyObject made once per key (see Cost below).
+ * public key in its header. jose computes the key's thumbprint; the signature is checked with node:crypto on a
+ * KeyObject made once per key (see Cost below).
  *  - `typ` dpop+jwt; `alg` RS256, PS256 or ES256 (never none or a MAC); `jwk` public (no private members);
  *  - `htm` and `htu` (scheme, host and path; query and fragment ignored) name this very request;
  *  - `iat` within PROOF_WINDOW_S of now; `jti` single use within that window, recorded where every process
@@ -11,18 +11,22 @@
  *  - `ath` (§4.3) when the proof goes with an access token: base64url SHA-256 of that token.
  * The key's thumbprint (RFC 7638) is what tokens carry as `cnf.jkt`.
  *
- * Cost (bench/scenarios/dpop-client-credentials.js, goal: a DPoP-bound token at most 1.3× a bearer one): a
- * client sends the same protected header (typ, alg, jwk) with every proof, so what the header gives once checked
- * (the imported key, its thumbprint, the alg) is kept per header as sent, and a known header is neither decoded
- * nor checked again: everything kept follows from those bytes alone. The JWS is split and its payload decoded
- * once, with Buffer's base64url (jose's decoders split and decode the whole token again for the header and the
- * claims). An `htu` spelled as this server spells the URL is recognised without parsing, and the nonce handed
- * out by comparison before any unsealing. The signature is one synchronous node:crypto verify (jose's WebCrypto
- * path, import included, cost about 4× as much CPU; node:crypto's thread-pool form measured about 25 µs more
- * CPU per proof and no better rate), and it is nearly all that is left: with it stubbed out, a DPoP token cost
- * on the bench what a bearer one does.
+ * Cost (bench/scenarios/dpop-client-credentials.js, goal: a DPoP-bound token at most 1.3× a bearer one): nearly
+ * all a DPoP-bound token adds is the one synchronous node:crypto verify of the proof's signature. Measured at load
+ * ~10 on 2 cores (#13): an ES256 verify alone 107–128 µs CPU, and about the same in the server (~6% of its samples
+ * in a perf profile of the bench's DPoP run, ~105 of 1,692 µs per token); the rest of this check 8–10 µs (measured
+ * with the verify stubbed out). The verify cannot go lower through node:crypto on Node 20 (OpenSSL 3.0): three
+ * quarters of it is P-256 arithmetic, the rest per-call setup node:crypto cannot keep between calls; none of these
+ * was cheaper: a DER signature, `null` for the digest, a key from SPKI or PEM rather than the JWK, WebCrypto (about
+ * 1.5–2× the CPU), or the thread-pool form (about 25 µs more CPU per proof, no better rate on two busy cores).
+ * What keeps the rest small: a client sends the same protected header (typ, alg, jwk) with every proof, so what
+ * it gives once checked (key, thumbprint, alg, verify options) is kept per header as sent and a known header is
+ * neither decoded nor checked again (all of it follows from those bytes alone); the parts are found by their dots,
+ * the signing input is the proof's own first two parts, the payload is decoded once with Buffer's base64url; an
+ * `htu` spelled as this server spells the URL needs no parsing, the nonce handed out is recognised by comparison
+ * before any unsealing, and one process records the jti without a promise (protection/proof-ids.ts).
  */
-import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject, type VerifyKeyObjectInput } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK, type JWTPayload } from 'jose';
 import type { ProofIds } from '../protection/proof-ids.js';
 import type { Sealer } from './sealing.js';
@@ -71,14 +75,22 @@ interface ProofHeader {
   alg: DpopAlg;
   key: KeyObject;
   jkt: string;
+  /** node:crypto's verify options for this alg and key, made once. */
+  verifyWith: VerifyKeyObjectInput;
 }
 /** Checked protected headers, by their base64url encoding exactly as sent (see Cost above). */
 const proofHeaders = new Map<string, ProofHeader>();
-/** What each alg needs of the key (RFC 7518 §3.1; RSA at least 2048 bits, §3.3), and how it verifies. */
-const SIGNATURES: Record<DpopAlg, { fits: (key: KeyObject) => boolean; padding?: number; dsaEncoding?: 'ieee-p1363' }> = {
-  RS256: { fits: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 },
-  PS256: { fits: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048, padding: constants.RSA_PKCS1_PSS_PADDING },
-  ES256: { fits: (key) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1', dsaEncoding: 'ieee-p1363' },
+/** What each alg needs of the key (RFC 7518 §3.1; RSA at least 2048 bits, §3.3). */
+const KEY_FITS: Record<DpopAlg, (key: KeyObject) => boolean> = {
+  RS256: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048,
+  PS256: (key) => key.asymmetricKeyType === 'rsa' && (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048,
+  ES256: (key) => key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1',
+};
+/** node:crypto's verify options per alg, for a key. */
+const VERIFY_OPTIONS: Record<DpopAlg, (key: KeyObject) => VerifyKeyObjectInput> = {
+  RS256: (key) => ({ key }),
+  PS256: (key) => ({ key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }),
+  ES256: (key) => ({ key, dsaEncoding: 'ieee-p1363' }),
 };
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const MAX_PROOF_HEADERS = 5000;
@@ -153,22 +165,22 @@ async function checkProofHeader(encoded: string): Promise<ProofHeader> {
     throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk: ${(error as Error).message.slice(0, 120)}`);
   }
   if (key.type !== 'public') throw new DpopProofError('invalid', 'The DPoP proof must carry a public jwk');
-  if (!SIGNATURES[alg as DpopAlg].fits(key)) throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk is not a key for ${alg as string}`);
-  const checked = { alg: alg as DpopAlg, key, jkt };
+  if (!KEY_FITS[alg as DpopAlg](key)) throw new DpopProofError('invalid', `The DPoP proof is invalid: its jwk is not a key for ${alg as string}`);
+  const checked = { alg: alg as DpopAlg, key, jkt, verifyWith: VERIFY_OPTIONS[alg as DpopAlg](key) };
   if (proofHeaders.size >= MAX_PROOF_HEADERS) proofHeaders.clear();
   proofHeaders.set(encoded, checked);
   return checked;
 }
 
-/** The compact JWS's signature over its first two parts, by `alg` with `key` (RFC 7515 §5.2). */
-function signatureHolds({ alg, key }: ProofHeader, parts: string[]): boolean {
-  const [header, payload, signature] = parts as [string, string, string];
-  if (!BASE64URL.test(payload) || !BASE64URL.test(signature)) return false;
-  const { padding, dsaEncoding } = SIGNATURES[alg];
-  const signingInput = Buffer.from(`${header}.${payload}`, 'ascii');
-  const options = { key, ...(padding !== undefined && { padding, saltLength: constants.RSA_PSS_SALTLEN_DIGEST }), ...(dsaEncoding && { dsaEncoding }) };
+/**
+ * The compact JWS's signature over its first two parts, by `alg` with `key` (RFC 7515 §5.2). `payloadEnd`: the
+ * index of the dot before the signature; the signing input is the proof up to it, read as it came.
+ */
+function signatureHolds({ verifyWith }: ProofHeader, proof: string, payloadEnd: number): boolean {
+  const signature = proof.slice(payloadEnd + 1);
+  if (!BASE64URL.test(signature)) return false;
   try {
-    return verify('sha256', signingInput, options, Buffer.from(signature, 'base64url'));
+    return verify('sha256', Buffer.from(proof.slice(0, payloadEnd), 'latin1'), verifyWith, Buffer.from(signature, 'base64url'));
   } catch {
     return false;
   }
@@ -183,12 +195,16 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
   const header = request.header;
   if (Array.isArray(header)) throw new DpopProofError('invalid', 'Send exactly one DPoP header');
   if (typeof header !== 'string' || header.length === 0 || header.length > MAX_PROOF_LENGTH) throw new DpopProofError('invalid', 'The DPoP proof is missing or too long');
-  const parts = header.split('.');
-  if (parts.length !== 3) throw new DpopProofError('invalid', 'The DPoP proof is not a JWT');
+  // Three parts: header.payload.signature, found by their dots (no array of parts, no signing input rebuilt).
+  const headerEnd = header.indexOf('.');
+  const payloadEnd = headerEnd < 0 ? -1 : header.indexOf('.', headerEnd + 1);
+  if (payloadEnd < 0 || header.includes('.', payloadEnd + 1)) throw new DpopProofError('invalid', 'The DPoP proof is not a JWT');
+  const encodedHeader = header.slice(0, headerEnd);
+  const encodedPayload = header.slice(headerEnd + 1, payloadEnd);
   // A header seen before is taken as it was checked, without a turn of the event loop.
-  const checked = proofHeaders.get(parts[0]!) ?? (await checkProofHeader(parts[0]!));
-  if (!signatureHolds(checked, parts)) throw new DpopProofError('invalid', 'The DPoP proof is invalid: signature verification failed');
-  const payload = jsonObject(parts[1]!) as JWTPayload | undefined;
+  const checked = proofHeaders.get(encodedHeader) ?? (await checkProofHeader(encodedHeader));
+  if (!BASE64URL.test(encodedPayload) || !signatureHolds(checked, header, payloadEnd)) throw new DpopProofError('invalid', 'The DPoP proof is invalid: signature verification failed');
+  const payload = jsonObject(encodedPayload) as JWTPayload | undefined;
   if (!payload) throw new DpopProofError('invalid', 'The DPoP proof is invalid: its claims are not a JSON object');
   for (const claim of ['jti', 'htm', 'htu', 'iat'] as const) {
     if (payload[claim] === undefined) throw new DpopProofError('invalid', `The DPoP proof is invalid: missing required "${claim}" claim`);
@@ -208,6 +224,7 @@ export async function verifyDpopProof(deps: DpopDependencies, tenantId: string, 
   if (!nonceIsFresh(deps.sealer, tenantId, payload.nonce, now)) throw new DpopProofError('nonce', 'Use the DPoP nonce the server provided (DPoP-Nonce)');
   // Recorded last: a proof refused for any other reason uses nothing up.
   const { jkt } = checked;
-  if (!(await deps.proofIds.useOnce(`dpop:${tenantId}:${jkt}:${payload.jti}`, 2 * PROOF_WINDOW_S * 1000))) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
+  const firstUse = deps.proofIds.useOnce(`dpop:${tenantId}:${jkt}:${payload.jti}`, 2 * PROOF_WINDOW_S * 1000);
+  if (!(typeof firstUse === 'boolean' ? firstUse : await firstUse)) throw new DpopProofError('invalid', 'The DPoP proof was used before (jti replay)');
   return { jkt };
 }

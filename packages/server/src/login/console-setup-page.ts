@@ -7,7 +7,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CONSOLE_ADMIN_ROLE_NAME, CONSOLE_PATH } from '../console/bootstrap.js';
-import { CONSOLE_SETUP_PATH, findUsableSetupLink, spendSetupLink, type SetupLink } from '../console/setup-links.js';
+import { CONSOLE_SETUP_PATH, findUsableSetupLink, releaseSetupLink, spendSetupLink, type SetupLink } from '../console/setup-links.js';
 import { databaseOptions, signUpWithPassword } from '../connections/database-users.js';
 import { MAX_PASSWORD_LENGTH, passwordChecklist } from '../connections/password-policy.js';
 import { eventContextFrom } from '../events/context.js';
@@ -118,7 +118,18 @@ export function registerConsoleSetupPage(app: App, services: Services): void {
     if (password.length > 4 * MAX_PASSWORD_LENGTH) return retry({ error: `That password is too long. Choose one of at most ${MAX_PASSWORD_LENGTH} characters.` });
     if (password !== (body.password_confirmation ?? '')) return retry({ error: 'The two passwords do not match. Type the same password in both fields.' });
 
-    const result = await signUpWithPassword(services, request.tenant, connection, { email, password }, eventContextFrom(request));
+    // Two tabs, one link: the link is spent before the account is made, so only one account is made from it; a
+    // form the connection refuses gives the link back for the corrected form.
+    const spentAt = Date.now();
+    if (!(await spendSetupLink(db, link, spentAt))) return sendInvalidLink(reply, request);
+    let result: Awaited<ReturnType<typeof signUpWithPassword>>;
+    try {
+      result = await signUpWithPassword(services, request.tenant, connection, { email, password }, eventContextFrom(request));
+    } catch (error) {
+      await releaseSetupLink(db, link, spentAt);
+      throw error;
+    }
+    if (result.outcome !== 'ok') await releaseSetupLink(db, link, spentAt);
     switch (result.outcome) {
       case 'invalid':
         return retry({ error: result.message });
@@ -131,8 +142,6 @@ export function registerConsoleSetupPage(app: App, services: Services): void {
       case 'disabled':
         return retry({ error: `Sign-ups are disabled on the ${connection.name} connection, so no account can be made here. Enable them, then use the link again.` });
     }
-    // Two tabs, one link: the first makes the admin; the second's account stays an ordinary user.
-    if (!(await spendSetupLink(db, link))) return sendInvalidLink(reply, request);
     await assignRoles(db, tenantId, [{ user_id: result.user.user_id, role_id: role.id }]);
     await startSession(request, reply, services, result.user, Date.now(), ['pwd']);
     return reply.redirect(`${CONSOLE_PATH}/`, 303);

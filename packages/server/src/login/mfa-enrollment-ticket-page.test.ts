@@ -15,6 +15,7 @@ import { newId } from '../crypto/ids.js';
 import { insertConnection } from '../store/connections.js';
 import { openEnrollmentTicket } from '../mfa/enrollment-ticket.js';
 import { findTenantById, insertTenant } from '../store/tenants.js';
+import { managementCaller } from '../test-support/management-api.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 import { linkIn, startTestSmtp, type TestSmtp } from '../test-support/smtp.js';
@@ -28,21 +29,12 @@ type Json = Record<string, unknown>;
 describe.each(dialects)('MFA enrollment tickets (%s)', (dialect) => {
   let test: TestServer;
   let smtp: TestSmtp;
-  let token: string;
   let app: TestApp;
   let counter = 0;
   const other = { tenantId: newId.tenant(), userId: 'auth0|0ther0tenant0user000002' };
   const codeAt = (secret: string, offsetSeconds = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSeconds });
 
-  const call = async (method: string, path: string, body?: unknown, bearer = token): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${test.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Json };
-  };
+  const call = managementCaller(() => test);
   const ticketFor = (body: Json) => call('POST', '/guardian/enrollments/ticket', body);
   const newUser = async () => {
     const email = `t${Date.now()}${counter++}@example.com`;
@@ -62,7 +54,6 @@ describe.each(dialects)('MFA enrollment tickets (%s)', (dialect) => {
   beforeAll(async () => {
     smtp = await startTestSmtp();
     test = await startTestServer({ dialect, env: { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_EMAIL_FROM: 'Gatehouse <no-reply@gatehouse.test>' } });
-    token = await managementToken(test);
     for (const factor of ['otp', 'recovery-code']) expect((await call('PUT', `/guardian/factors/${factor}`, { enabled: true })).status).toBe(200);
     expect((await call('PUT', '/guardian/policies', ['all-applications'])).status).toBe(200);
     app = await createApp(test, { callbacks: [CALLBACK] });
@@ -113,7 +104,7 @@ describe.each(dialects)('MFA enrollment tickets (%s)', (dialect) => {
 
   it('creates a ticket with its scope, for users of the tenant only, and refuses bad bodies and factors not offered', async () => {
     const { userId } = await newUser();
-    const refused = await call('POST', '/guardian/enrollments/ticket', { user_id: userId }, await managementToken(test, ['read:users', 'update:guardian_factors']));
+    const refused = await call('POST', '/guardian/enrollments/ticket', { user_id: userId }, { token: await managementToken(test, ['read:users', 'update:guardian_factors']) });
     expect({ status: refused.status, errorCode: refused.body.errorCode }).toEqual({ status: 403, errorCode: 'insufficient_scope' });
     for (const unknown of ['auth0|000000000000000000000000', other.userId]) {
       expect(await ticketFor({ user_id: unknown, send_mail: false })).toMatchObject({ status: 404, body: { statusCode: 404, errorCode: 'inexistent_user' } });

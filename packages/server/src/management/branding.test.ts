@@ -7,27 +7,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chooseLanguage } from '../login/texts.js';
 import type { Tenant } from '../store/tenants.js';
-import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { managementCaller } from '../test-support/management-api.js';
+import { startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 import { createApp, TestBrowser, type TestApp } from '../test-support/sign-in.js';
 
-type Json = Record<string, unknown>;
 const dialects = ['sqlite', ...((await postgresAvailable()) ? (['postgres'] as const) : [])] as const;
 
 describe.each(dialects)('branding and prompts (%s)', (dialect) => {
   let server: TestServer;
-  let token: string;
   let app: TestApp;
 
-  async function call(method: string, path: string, body?: unknown) {
-    const res = await fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  }
+  const call = managementCaller(() => server);
 
   /** The hosted page a fresh authorization request shows, with its CSP. */
   async function hostedPage(screenHint?: 'signup'): Promise<{ html: string; csp: string }> {
@@ -50,7 +41,6 @@ describe.each(dialects)('branding and prompts (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    token = await managementToken(server);
     app = await createApp(server, { name: 'Northwind Shop' });
   });
   afterAll(async () => {

@@ -20,7 +20,7 @@ import {
   type ClientGrant,
 } from '../store/client-grants.js';
 import { findClient, listClients } from '../store/clients.js';
-import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findResourceServerByIdentifier, findSystemResourceServer, type ResourceServer } from '../store/resource-servers.js';
 import { ClientIdString, ClientNotFound, OperationNotSupported } from './clients.js';
 import { operation } from './operation.js';
@@ -263,6 +263,7 @@ export function registerClientGrants(api: App, services: Services): void {
         ...errorResponses('management', {
           403: "operation_not_supported: the admin client's Management API grant is a system grant",
           404: 'inexistent_client_grant',
+          409: concurrentChangeConflict(),
         }),
       },
     }),

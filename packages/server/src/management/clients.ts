@@ -22,7 +22,7 @@ import { InvalidInput, NotFound, ProtocolError } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listClientGrants } from '../store/client-grants.js';
-import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteClient,
   findClient,
@@ -847,6 +847,7 @@ export function registerClients(api: App, services: Services): void {
         ...errorResponses('management', {
           403: 'insufficient_scope (client_secret needs update:client_keys), operation_not_supported (the admin client must stay confidential; the global client is read-only)',
           404: 'inexistent_client',
+          409: concurrentChangeConflict(),
         }),
       },
     }),

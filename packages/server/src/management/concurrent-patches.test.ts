@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateTenant } from '../store/tenants.js';
 import { findUser, recordLogin } from '../store/users.js';
-import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { managementCaller } from '../test-support/management-api.js';
+import { startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 import { createUser } from '../test-support/sign-in.js';
 
@@ -16,16 +17,8 @@ const WRITERS = 20;
 
 describe.each(dialects)('concurrent PATCHes lose nothing (%s)', (dialect) => {
   let test: TestServer;
-  let token: string;
 
-  const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: Json }> => {
-    const res = await fetch(`${test.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Json };
-  };
+  const call = managementCaller(() => test);
   /** Sends every change at once, then reads the object back: each change must have landed. */
   const allLand = async (path: string, changes: Json[], read = path) => {
     const answers = await Promise.all(changes.map((change) => call('PATCH', path, change)));
@@ -39,7 +32,6 @@ describe.each(dialects)('concurrent PATCHes lose nothing (%s)', (dialect) => {
 
   beforeAll(async () => {
     test = await startTestServer({ dialect });
-    token = await managementToken(test);
     // Every test is a burst of Management writes: lift this tenant's bucket, so that it measures merges, not 429s.
     const tenant = test.server.prepared.bootstrap!.tenant;
     await updateTenant(test.server.services.store.db, tenant.id, { settings: { ...tenant.settings, rate_limits: { management: { capacity: 100_000, per_second: 100_000 } } } });

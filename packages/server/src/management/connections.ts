@@ -15,7 +15,7 @@ import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
 import { listClients } from '../store/clients.js';
-import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteConnection,
   findConnectionAsRead,
@@ -433,7 +433,7 @@ export function registerConnections(api: App, services: Services): void {
       summary: 'Update a connection',
       params: IdParams,
       body: UpdateBody,
-      response: { 200: ConnectionBody, ...errorResponses('management', { 404: 'inexistent_connection' }) },
+      response: { 200: ConnectionBody, ...errorResponses('management', { 404: 'inexistent_connection', 409: concurrentChangeConflict() }) },
     }),
     handler: async (request) => {
       const body = request.body;

@@ -11,7 +11,8 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findCustomDomainByName, markCustomDomainReady } from '../store/custom-domains.js';
 import { DATABASE_CONNECTION_NAME } from '../tenancy/bootstrap.js';
-import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { managementCaller } from '../test-support/management-api.js';
+import { startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 
 type Json = Record<string, unknown>;
@@ -24,18 +25,9 @@ const LOCAL_NAME = os.hostname().toLowerCase();
 
 describe.each(dialects)('custom domains (%s)', (dialect) => {
   let server: TestServer;
-  let token: string;
   let port: string;
 
-  async function call(method: string, path: string, body?: unknown) {
-    const res = await fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  }
+  const call = managementCaller(() => server);
 
   /** A request to loopback that names `host` in its Host header (fetch will not send one). */
   function onHost(host: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: Json }> {
@@ -69,7 +61,6 @@ describe.each(dialects)('custom domains (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    token = await managementToken(server);
     port = new URL(server.url).port;
     expect((await lookup(LOCAL_NAME)).address).toMatch(/^127\./);
   });

@@ -16,7 +16,7 @@ import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import { openCredentials, sealCredentials, type SmtpCredentials } from '../messaging/email-provider.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { deleteEmailProvider, findEmailProvider, insertEmailProvider, updateEmailProviderAsRead, type EmailProviderRow } from '../store/email-settings.js';
 import { operation } from './operation.js';
 
@@ -133,7 +133,7 @@ export function registerEmailProvider(api: App, services: Services): void {
     ...operation(['update:email_provider'], {
       summary: 'Update the email provider',
       body: UpdateBody,
-      response: { 200: ProviderView, ...errorResponses('management', notFound) },
+      response: { 200: ProviderView, ...errorResponses('management', { ...notFound, 409: concurrentChangeConflict() }) },
     }),
     handler: async (request) => {
       const { tenant, body } = request;

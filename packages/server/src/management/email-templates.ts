@@ -22,7 +22,7 @@ import { Conflict, InvalidInput, NotFound, NotOffered } from '../http/errors.js'
 import { errorResponses } from '../http/responses.js';
 import { isSentTemplate, SENT_TEMPLATES, templateProblem, UNSENT_TEMPLATES } from '../messaging/email-templates.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findEmailTemplate, saveEmailTemplate, updateEmailTemplateAsRead, type EmailTemplateRow } from '../store/email-settings.js';
 import { operation } from './operation.js';
 
@@ -160,7 +160,7 @@ export function registerEmailTemplates(api: App, services: Services): void {
       summary: 'Update an email template',
       params: Params,
       body: PatchBody,
-      response: { 200: TemplateView, ...errorResponses('management', { 404: 'inexistent_email_template: not saved yet', ...notOffered }) },
+      response: { 200: TemplateView, ...errorResponses('management', { 404: 'inexistent_email_template: not saved yet', 409: concurrentChangeConflict(), ...notOffered }) },
     }),
     handler: async (request) => {
       const name = request.params.templateName;

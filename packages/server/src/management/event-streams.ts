@@ -38,7 +38,7 @@ import { AUTO_DISABLE_TOTAL } from '../events/worker.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 import { checkpointList, pageBody, pageWindow } from './pagination.js';
@@ -299,7 +299,7 @@ export function registerEventStreams(api: App, services: Services): void {
         200: StreamView,
         ...errorResponses('management', {
           404: 'inexistent_event_stream',
-          409: 'conflict (a stream with this name exists), too_many_failed_deliveries (redeliver them before enabling)',
+          409: concurrentChangeConflict('conflict (a stream with this name exists), too_many_failed_deliveries (redeliver them before enabling)'),
         }),
       },
     }),

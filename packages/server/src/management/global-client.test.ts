@@ -4,29 +4,20 @@
  * taking tokens from the tenant's own clients exactly as before. Stateless (derived from the tenant), so SQLite.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { managementCaller } from '../test-support/management-api.js';
+import { startTestServer, type TestServer } from '../test-support/server.js';
 import { globalClientId } from './global-client.js';
 
 type Json = Record<string, unknown>;
 
 describe('the global client', () => {
   let server: TestServer;
-  let token: string;
   let id: string;
 
-  async function call(method: string, path: string, body?: unknown) {
-    const res = await fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  }
+  const call = managementCaller(() => server);
 
   beforeAll(async () => {
     server = await startTestServer();
-    token = await managementToken(server);
     id = globalClientId(server.server.prepared.bootstrap!.tenant);
   });
   afterAll(async () => {

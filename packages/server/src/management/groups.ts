@@ -21,7 +21,7 @@ import type { Kysely } from 'kysely';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findConnectionById } from '../store/connections.js';
 import {
   addGroupMembers,
@@ -283,7 +283,7 @@ export function registerGroups(api: App, services: Services): void {
         200: asSent(GroupView),
         ...errorResponses('management', {
           404: 'inexistent_group',
-          409: 'conflict: a group with this name exists in the same connection, organization or tenant',
+          409: concurrentChangeConflict('conflict: a group with this name exists in the same connection, organization or tenant'),
         }),
       },
     }),

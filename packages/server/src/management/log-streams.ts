@@ -42,7 +42,7 @@ import {
   type LogStream,
 } from '../logs/streams.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Tenant } from '../store/tenants.js';
 import { operation } from './operation.js';
 
@@ -303,7 +303,7 @@ export function registerLogStreams(api: App, services: Services): void {
         200: LogStreamView,
         ...errorResponses('management', {
           404: 'inexistent_log_stream',
-          409: 'conflict: a log stream with this name exists',
+          409: concurrentChangeConflict('conflict: a log stream with this name exists'),
           501: 'not_offered: pii_config',
         }),
       },

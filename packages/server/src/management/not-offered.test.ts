@@ -4,25 +4,17 @@
  * the list stays empty after it), and scopes are still checked. Stateless, so SQLite alone.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { managementCaller } from '../test-support/management-api.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
 import { NOT_OFFERED } from './not-offered.js';
 
 describe('Management API: reference features not offered', () => {
   let server: TestServer;
-  let token: string;
 
-  async function call(method: string, path: string, body?: unknown, bearer = token) {
-    const res = await fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as unknown };
-  }
+  const call = managementCaller(() => server);
 
   beforeAll(async () => {
     server = await startTestServer();
-    token = await managementToken(server);
   });
   afterAll(async () => {
     await server?.close();
@@ -64,7 +56,7 @@ describe('Management API: reference features not offered', () => {
 
   it('still checks scopes', async () => {
     const narrow = await managementToken(server, ['read:users']);
-    expect((await call('GET', '/rules', undefined, narrow)).status).toBe(403);
-    expect((await call('POST', '/hooks', {}, narrow)).status).toBe(403);
+    expect((await call('GET', '/rules', undefined, { token: narrow })).status).toBe(403);
+    expect((await call('POST', '/hooks', {}, { token: narrow })).status).toBe(403);
   });
 });

@@ -3,7 +3,8 @@
  * filters and paging), remove; what is refused; and the association going with its organization or its grant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { managementCaller } from '../test-support/management-api.js';
+import { startTestServer, type TestServer } from '../test-support/server.js';
 import { postgresAvailable } from '../test-support/services.js';
 
 type Json = Record<string, unknown>;
@@ -11,17 +12,8 @@ const dialects = ['sqlite', ...((await postgresAvailable()) ? (['postgres'] as c
 
 describe.each(dialects)('organization client grants (%s)', (dialect) => {
   let server: TestServer;
-  let token: string;
 
-  async function call(method: string, path: string, body?: unknown) {
-    const res = await fetch(`${server.url}/api/v2${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Json };
-  }
+  const call = managementCaller(() => server);
 
   async function grant(usage?: 'allow' | 'require' | 'deny'): Promise<Json> {
     const client = (await call('POST', '/clients', { name: `m2m ${Math.random()}`, app_type: 'non_interactive' })).body;
@@ -33,7 +25,6 @@ describe.each(dialects)('organization client grants (%s)', (dialect) => {
 
   beforeAll(async () => {
     server = await startTestServer({ dialect });
-    token = await managementToken(server);
   });
   afterAll(async () => {
     await server?.close();

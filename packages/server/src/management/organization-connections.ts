@@ -13,7 +13,7 @@ import { Type, type Static, type TProperties } from '@fastify/type-provider-type
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { asSent, errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { findConnectionById } from '../store/connections.js';
 import {
   deleteOrganizationConnection,
@@ -257,6 +257,7 @@ export function registerOrganizationConnections(api: App, services: Services): v
           200: asSent(OrganizationConnectionView),
           ...errorResponses('management', {
             404: 'inexistent_organization, or inexistent_connection: the connection is not enabled for the organization',
+            409: concurrentChangeConflict(),
           }),
         },
       }),

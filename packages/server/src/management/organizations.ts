@@ -39,7 +39,7 @@ import {
   type OrganizationConnection,
   type OrganizationSortField,
 } from '../store/organizations.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Database } from '../store/schema.js';
 import { deletedOrganizationEventObject, groupEventObject, organizationConnectionEventObject, organizationEventObject } from './event-objects.js';
 import { operation } from './operation.js';
@@ -338,7 +338,7 @@ export function registerOrganizations(api: App, services: Services): void {
       body: UpdateBody,
       response: {
         200: OrganizationBody,
-        ...errorResponses('management', { 404: 'inexistent_organization', 409: 'conflict: an organization with this name exists' }),
+        ...errorResponses('management', { 404: 'inexistent_organization', 409: concurrentChangeConflict('conflict: an organization with this name exists') }),
       },
     }),
     handler: async (request) => {

@@ -7,7 +7,7 @@ import { Conflict, InvalidInput, NotFound, ProtocolError } from '../http/errors.
 import { newId } from '../crypto/ids.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import {
   deleteResourceServer,
   findResourceServerById,
@@ -203,6 +203,7 @@ export function registerResourceServers(api: App, services: Services): void {
         ...errorResponses('management', {
           403: 'operation_not_supported: the Management API is a system resource server',
           404: 'inexistent_resource_server',
+          409: concurrentChangeConflict(),
         }),
       },
     }),

@@ -17,7 +17,7 @@ import { newId } from '../crypto/ids.js';
 import { Conflict, InvalidInput, NotFound } from '../http/errors.js';
 import { errorResponses, noContent } from '../http/responses.js';
 import type { App, Services } from '../services.js';
-import { ConcurrentChange, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, nextVersion, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import { listResourceServers } from '../store/resource-servers.js';
 import {
   addRolePermissions,
@@ -327,7 +327,7 @@ export function registerRoles(api: App, services: Services): void {
       summary: 'Update a role',
       params: IdParams,
       body: UpdateBody,
-      response: { 200: RoleBody, ...errorResponses('management', { 404: 'inexistent_role', 409: 'conflict: a role with this name exists' }) },
+      response: { 200: RoleBody, ...errorResponses('management', { 404: 'inexistent_role', 409: concurrentChangeConflict('conflict: a role with this name exists') }) },
     }),
     handler: async (request) => {
       const tenantId = request.tenant.id;

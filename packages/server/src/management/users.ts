@@ -34,7 +34,7 @@ import { asSent, errorResponses, noContent } from '../http/responses.js';
 import { queueVerificationEmail } from '../messaging/account-emails.js';
 import type { App, Services } from '../services.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
-import { ConcurrentChange, retryOnConcurrentChange } from '../store/concurrent-change.js';
+import { ConcurrentChange, concurrentChangeConflict, retryOnConcurrentChange } from '../store/concurrent-change.js';
 import type { Database } from '../store/schema.js';
 import {
   deleteUser,
@@ -473,7 +473,7 @@ export function registerUsers(api: App, services: Services): void {
           ...errorResponses('management', {
             403: 'insufficient_scope: a user token may act on its own user only, and change user_metadata only',
             404: 'inexistent_user',
-            409: 'user_exists: the new email, phone number or username is taken in the connection',
+            409: concurrentChangeConflict('user_exists: the new email, phone number or username is taken in the connection'),
           }),
         },
       },

@@ -2,7 +2,7 @@
  * Where DPoP proof ids are kept (proof-ids.ts), each kind against the same rules with a real store: a first use
  * is allowed, a replay refused until it lapses; the database kind on both dialects, where one node's use is seen by
  * another (two stores on one database), and the in-memory kind beside the attack-protection counters it must not
- * evict.
+ * evict, nor drop its own ids before they lapse.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -23,6 +23,38 @@ describe('proof ids in memory', () => {
     expect(await ids.useOnce('dpop:t:k:1', 1000)).toBe(false);
     now += 1001;
     expect(await ids.useOnce('dpop:t:k:1', 1000)).toBe(true);
+    await ids.close();
+  });
+
+  it('keeps every id until it lapses, past the 100,000 keys where the attack counters drop their oldest', async () => {
+    const ids = proofIdsInMemory(clock);
+    expect(ids.useOnce('dpop:t:k:first', 120_000)).toBe(true);
+    let refused = 0;
+    for (let i = 0; i < 150_000; i++) if (ids.useOnce(`dpop:t:k:${i}`, 120_000) !== true) refused++;
+    expect(refused).toBe(0);
+    expect(ids.useOnce('dpop:t:k:first', 120_000)).toBe(false);
+    expect(ids.useOnce('dpop:t:k:149999', 120_000)).toBe(false);
+    // All lapse together: the next use sweeps them, and each id is new again.
+    now += 120_001;
+    expect(ids.useOnce('dpop:t:k:first', 120_000)).toBe(true);
+    expect(ids.useOnce('dpop:t:k:0', 120_000)).toBe(true);
+    expect(ids.useOnce('dpop:t:k:0', 120_000)).toBe(false);
+    await ids.close();
+  });
+
+  it('keeps an id for its own ttl when ids with other ttls come before and after it', async () => {
+    const ids = proofIdsInMemory(clock);
+    expect(ids.useOnce('long', 10_000)).toBe(true);
+    expect(ids.useOnce('short', 1_000)).toBe(true);
+    expect(ids.useOnce('medium', 5_000)).toBe(true);
+    now += 1_001;
+    expect(ids.useOnce('short', 1_000)).toBe(true);
+    expect(ids.useOnce('medium', 5_000)).toBe(false);
+    expect(ids.useOnce('long', 10_000)).toBe(false);
+    now += 4_000;
+    expect(ids.useOnce('medium', 5_000)).toBe(true);
+    expect(ids.useOnce('long', 10_000)).toBe(false);
+    expect(ids.useOnce('short', 1_000)).toBe(true);
     await ids.close();
   });
 

@@ -1,6 +1,6 @@
 /** Client grants: which scopes of which API a client may get with client credentials. */
 import type { Kysely, Selectable } from 'kysely';
-import { nextVersion } from './concurrent-change.js';
+import { nextVersion, updateAsRead } from './concurrent-change.js';
 import type { ClientGrantsTable, Database } from './schema.js';
 
 /** Documented grant options (B.10), kept in the JSON `properties` column. */
@@ -58,15 +58,9 @@ export async function updateClientGrant(db: Kysely<Database>, grant: ClientGrant
 
 /** As updateClientGrant, only while the grant is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateClientGrantAsRead(db: Kysely<Database>, grant: ClientGrant, readAt: number, now = Date.now()): Promise<boolean> {
+  const { tenant_id, id, audience } = grant;
   const { scope, properties } = toRow(grant);
-  const result = await db
-    .updateTable('client_grants')
-    .set({ audience: grant.audience, scope, properties, updated_at: nextVersion(readAt, now) })
-    .where('tenant_id', '=', grant.tenant_id)
-    .where('id', '=', grant.id)
-    .where('updated_at', '=', readAt)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return updateAsRead(db, 'client_grants', { tenant_id, id }, readAt, { audience, scope, properties, updated_at: nextVersion(readAt, now) });
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Clients (applications) of a tenant. The secret stays sealed here; callers unseal it only to compare. */
 import { sql, type Kysely } from 'kysely';
-import { nextVersion } from './concurrent-change.js';
+import { nextVersion, updateAsRead } from './concurrent-change.js';
 import type { ClientsTable, Database } from './schema.js';
 
 export type AppType = 'spa' | 'native' | 'regular_web' | 'non_interactive';
@@ -206,14 +206,8 @@ export async function replaceClient(db: Kysely<Database>, client: NewClient, now
 
 /** Replaces the client only while it is still at the version `readAt` (store/concurrent-change.ts). */
 export async function replaceClientAsRead(db: Kysely<Database>, client: NewClient, readAt: number, now = Date.now()): Promise<boolean> {
-  const result = await db
-    .updateTable('clients')
-    .set(toRow(client, nextVersion(readAt, now)))
-    .where('tenant_id', '=', client.tenant_id)
-    .where('client_id', '=', client.client_id)
-    .where('updated_at', '=', readAt)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const { tenant_id, client_id } = client;
+  return updateAsRead(db, 'clients', { tenant_id, client_id }, readAt, toRow(client, nextVersion(readAt, now)));
 }
 
 /**

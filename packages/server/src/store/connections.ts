@@ -1,6 +1,6 @@
 /** Connections: where users come from (a database, passwordless email or SMS, …) and which clients use them. */
 import type { Kysely } from 'kysely';
-import { nextVersion } from './concurrent-change.js';
+import { nextVersion, updateAsRead } from './concurrent-change.js';
 import type { ConnectionsTable, Database } from './schema.js';
 
 export interface ConnectionProperties {
@@ -124,14 +124,8 @@ export async function updateConnectionAsRead(
 ): Promise<boolean> {
   const { id, tenant_id, name: _name, strategy: _strategy, ...props } = connection;
   return db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('connections')
-      .set({ properties: JSON.stringify(props), updated_at: nextVersion(readAt, now) })
-      .where('tenant_id', '=', tenant_id)
-      .where('id', '=', id)
-      .where('updated_at', '=', readAt)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return false;
+    const changes = { properties: JSON.stringify(props), updated_at: nextVersion(readAt, now) };
+    if (!(await updateAsRead(trx, 'connections', { tenant_id, id }, readAt, changes))) return false;
     if (enabledClients === undefined) return true;
     await trx.deleteFrom('connection_clients').where('connection_id', '=', id).execute();
     const unique = [...new Set(enabledClients)];

@@ -1,5 +1,6 @@
 /** A tenant's own email provider (SMTP) and its edited email templates. */
 import type { Kysely } from 'kysely';
+import { updateAsRead } from './concurrent-change.js';
 import type { Database, EmailProvidersTable, EmailTemplatesTable } from './schema.js';
 
 export type EmailProviderRow = EmailProvidersTable;
@@ -16,8 +17,7 @@ export async function insertEmailProvider(db: Kysely<Database>, row: EmailProvid
 /** Writes the provider only while it is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateEmailProviderAsRead(db: Kysely<Database>, row: EmailProviderRow, readAt: number): Promise<boolean> {
   const { tenant_id, ...fields } = row;
-  const result = await db.updateTable('email_providers').set(fields).where('tenant_id', '=', tenant_id).where('updated_at', '=', readAt).executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return updateAsRead(db, 'email_providers', { tenant_id }, readAt, fields);
 }
 
 export async function deleteEmailProvider(db: Kysely<Database>, tenantId: string): Promise<boolean> {
@@ -43,12 +43,5 @@ export async function saveEmailTemplate(db: Kysely<Database>, row: EmailTemplate
 /** Writes the template only while it is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateEmailTemplateAsRead(db: Kysely<Database>, row: EmailTemplateRow, readAt: number): Promise<boolean> {
   const { tenant_id, template, created_at: _created, ...fields } = row;
-  const result = await db
-    .updateTable('email_templates')
-    .set(fields)
-    .where('tenant_id', '=', tenant_id)
-    .where('template', '=', template)
-    .where('updated_at', '=', readAt)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return updateAsRead(db, 'email_templates', { tenant_id, template }, readAt, fields);
 }

@@ -5,6 +5,7 @@
  * transaction. Links to users, roles, connections and organizations go with them (ON DELETE CASCADE).
  */
 import type { Kysely } from 'kysely';
+import { updateAsRead } from './concurrent-change.js';
 import type { Database, GroupsTable } from './schema.js';
 
 export type Group = GroupsTable;
@@ -25,14 +26,8 @@ export async function insertGroup(db: Kysely<Database>, group: Group): Promise<v
 
 /** Writes name and external id only while the group is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateGroupAsRead(db: Kysely<Database>, group: Group, readAt: number): Promise<boolean> {
-  const result = await db
-    .updateTable('groups')
-    .set({ name: group.name, external_id: group.external_id, updated_at: group.updated_at })
-    .where('tenant_id', '=', group.tenant_id)
-    .where('id', '=', group.id)
-    .where('updated_at', '=', readAt)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const { tenant_id, id, name, external_id, updated_at } = group;
+  return updateAsRead(db, 'groups', { tenant_id, id }, readAt, { name, external_id, updated_at });
 }
 
 export async function findGroup(db: Kysely<Database>, tenantId: string, id: string): Promise<Group | undefined> {

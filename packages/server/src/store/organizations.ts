@@ -5,6 +5,7 @@
  * connections go with them through ON DELETE CASCADE (migration 0007).
  */
 import type { Kysely } from 'kysely';
+import { updateAsRead } from './concurrent-change.js';
 import type { Database, OrganizationConnectionsTable, OrganizationsTable } from './schema.js';
 
 export interface OrganizationBranding {
@@ -46,8 +47,7 @@ export async function insertOrganization(db: Kysely<Database>, organization: Org
 /** Writes the organization only while it is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateOrganizationAsRead(db: Kysely<Database>, organization: Organization, readAt: number): Promise<boolean> {
   const { id, tenant_id, created_at: _created, ...fields } = toRow(organization);
-  const result = await db.updateTable('organizations').set(fields).where('tenant_id', '=', tenant_id).where('id', '=', id).where('updated_at', '=', readAt).executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return updateAsRead(db, 'organizations', { tenant_id, id }, readAt, fields);
 }
 
 export async function findOrganization(db: Kysely<Database>, tenantId: string, id: string): Promise<Organization | undefined> {
@@ -342,15 +342,7 @@ export async function insertOrganizationConnection(db: Kysely<Database>, connect
 /** Writes the link's settings only while it is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateOrganizationConnectionAsRead(db: Kysely<Database>, connection: OrganizationConnection, readAt: number): Promise<boolean> {
   const { organization_id, connection_id, tenant_id, created_at: _created, ...fields } = connectionToRow(connection);
-  const result = await db
-    .updateTable('organization_connections')
-    .set(fields)
-    .where('tenant_id', '=', tenant_id)
-    .where('organization_id', '=', organization_id)
-    .where('connection_id', '=', connection_id)
-    .where('updated_at', '=', readAt)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return updateAsRead(db, 'organization_connections', { tenant_id, organization_id, connection_id }, readAt, fields);
 }
 
 export async function deleteOrganizationConnection(db: Kysely<Database>, tenantId: string, organizationId: string, connectionId: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 /** Resource servers (APIs): what an access token's `aud` names, and which scopes it defines. */
 import type { Kysely } from 'kysely';
-import { nextVersion } from './concurrent-change.js';
+import { nextVersion, updateAsRead } from './concurrent-change.js';
 import type { Database, ResourceServersTable } from './schema.js';
 
 export interface ResourceServerScope {
@@ -69,14 +69,7 @@ async function dropStalePermissions(trx: Kysely<Database>, rs: ResourceServer): 
  */
 export async function replaceResourceServerAsRead(db: Kysely<Database>, rs: ResourceServer, readAt: number, now = Date.now()): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable('resource_servers')
-      .set(toRow(rs, nextVersion(readAt, now)))
-      .where('tenant_id', '=', rs.tenant_id)
-      .where('id', '=', rs.id)
-      .where('updated_at', '=', readAt)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) return false;
+    if (!(await updateAsRead(trx, 'resource_servers', { tenant_id: rs.tenant_id, id: rs.id }, readAt, toRow(rs, nextVersion(readAt, now))))) return false;
     await dropStalePermissions(trx, rs);
     return true;
   });

@@ -4,6 +4,7 @@
  * assigned, or removing what is not, is a no-op, so retries are safe.
  */
 import type { Kysely } from 'kysely';
+import { updateAsRead } from './concurrent-change.js';
 import type { Database, RolesTable } from './schema.js';
 
 export type Role = RolesTable;
@@ -44,14 +45,8 @@ export async function insertRole(db: Kysely<Database>, role: Role): Promise<void
 
 /** Writes name and description only while the role is still at the version `readAt` (store/concurrent-change.ts). */
 export async function updateRoleAsRead(db: Kysely<Database>, role: Role, readAt: number): Promise<boolean> {
-  const result = await db
-    .updateTable('roles')
-    .set({ name: role.name, description: role.description, updated_at: role.updated_at })
-    .where('tenant_id', '=', role.tenant_id)
-    .where('id', '=', role.id)
-    .where('updated_at', '=', readAt)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const { tenant_id, id, name, description, updated_at } = role;
+  return updateAsRead(db, 'roles', { tenant_id, id }, readAt, { name, description, updated_at });
 }
 
 export async function findRole(db: Kysely<Database>, tenantId: string, id: string): Promise<Role | undefined> {

@@ -14,6 +14,7 @@ import { normalizeEmail } from '../connections/email-address.js';
 import { ConcurrentChange, nextVersion } from './concurrent-change.js';
 import type { Database, UserBlocksTable, UsersTable } from './schema.js';
 import { insertRows, type BulkTable } from './bulk-insert.js';
+import { compiledOnce } from './compiled-once.js';
 import { insertSearchTerms, replaceSearchTerms, searchValue, storedFields } from './user-search-terms.js';
 
 /** Root profile fields kept in the `profile` JSON column; unset ones fall back to defaults when shown. */
@@ -217,6 +218,14 @@ export interface LoginIdentifier {
  * The identity of a connection holding any of the given email, username or phone number (linked or not),
  * other than `exceptUserId`. Used for logins and for the one-account-per-identifier rule.
  */
+const userByEmail = compiledOnce(['connectionId', 'email'], (db, slot) =>
+  db
+    .selectFrom('users')
+    .selectAll()
+    .where('connection_id', '=', slot('connectionId'))
+    .where((eb) => eb.or([eb('email', '=', slot('email'))])),
+);
+
 export async function findUserInConnection(
   db: Kysely<Database>,
   connectionId: string,
@@ -227,6 +236,11 @@ export async function findUserInConnection(
   const username = by.username?.toLowerCase();
   const { phone_number } = by;
   if (!email && !username && !phone_number) return undefined;
+  // A login by email, the common case, runs the statement compiled once (compiled-once.ts).
+  if (email && !username && !phone_number && !exceptUserId) {
+    const { rows } = await userByEmail.execute(db, { connectionId, email });
+    return rows[0] ? userFromRow(rows[0]) : undefined;
+  }
   let query = db
     .selectFrom('users')
     .selectAll()
@@ -557,13 +571,17 @@ export async function replacePasswordHash(db: Kysely<Database>, tenantId: string
 
 /** Counts a successful login. */
 export async function recordLogin(db: Kysely<Database>, tenantId: string, userId: string, ip: string | null, now = Date.now()): Promise<void> {
-  await db
-    .updateTable('users')
-    .set((eb) => ({ logins_count: eb('logins_count', '+', 1), last_login: now, last_ip: ip }))
-    .where('tenant_id', '=', tenantId)
-    .where('user_id', '=', userId)
-    .execute();
+  await loginRecord.execute(db, { now, ip, tenantId, userId });
 }
+
+/** Every successful login runs it: compiled once (compiled-once.ts). */
+const loginRecord = compiledOnce(['now', 'ip', 'tenantId', 'userId'], (db, slot) =>
+  db
+    .updateTable('users')
+    .set((eb) => ({ logins_count: eb('logins_count', '+', 1), last_login: slot<number>('now'), last_ip: slot<string | null>('ip') }))
+    .where('tenant_id', '=', slot('tenantId'))
+    .where('user_id', '=', slot('userId')),
+);
 
 // ---- user blocks (attack protection writes them; the Management API reads and lifts them) ----
 
@@ -596,6 +614,8 @@ function selectBlocks(eb: ExpressionBuilder<Database, 'user_blocks'>, selector: 
 
 /** Blocks in force (not expired), oldest first. */
 export async function listUserBlocks(db: Kysely<Database>, tenantId: string, selector: BlockSelector, now = Date.now()): Promise<UserBlock[]> {
+  // Attack protection asks this of every password login: that shape runs compiled once (compiled-once.ts).
+  if ('identifier' in selector) return (await blocksOfIdentifier.execute(db, { tenantId, now, identifier: normalizeEmail(selector.identifier) })).rows;
   return db
     .selectFrom('user_blocks')
     .selectAll()
@@ -606,6 +626,17 @@ export async function listUserBlocks(db: Kysely<Database>, tenantId: string, sel
     .orderBy('id')
     .execute();
 }
+
+const blocksOfIdentifier = compiledOnce(['tenantId', 'now', 'identifier'], (db, slot) =>
+  db
+    .selectFrom('user_blocks')
+    .selectAll()
+    .where('tenant_id', '=', slot('tenantId'))
+    .where('expires_at', '>', slot<number>('now'))
+    .where('identifier', '=', slot('identifier'))
+    .orderBy('created_at')
+    .orderBy('id'),
+);
 
 /** Lifts every block the selector names (expired ones go too). Returns the rows removed. */
 export async function deleteUserBlocks(db: Kysely<Database>, tenantId: string, selector: BlockSelector): Promise<UserBlock[]> {

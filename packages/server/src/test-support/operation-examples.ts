@@ -8,6 +8,7 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { sql } from 'kysely';
 import { deflateRawSync } from 'node:zlib';
 import { generate as generateTotp } from 'otplib';
 import { createServer, type Server } from 'node:http';
@@ -23,6 +24,7 @@ import type { ObservedResponse } from './openapi-conformance.js';
 import { managementToken, type TestServer } from './server.js';
 import { createApp, createUser, readForm, TestBrowser, type TestApp } from './sign-in.js';
 import { saveEmailTemplate } from '../store/email-settings.js';
+import type { VersionedTable } from '../store/concurrent-change.js';
 
 export const PASSWORD = 'correct horse battery staple 42';
 
@@ -285,6 +287,31 @@ export interface ManagementExample {
 
 const enc = encodeURIComponent;
 
+/**
+ * Makes every update of the `table` rows that `when` picks (SQL over OLD and NEW) change nothing, as if another
+ * writer always got there first: the route's conditional write loses every race, and after retryOnConcurrentChange's
+ * 30 rounds it answers its 409. A SQLite trigger, as the documents' test runs on SQLite.
+ */
+async function losingEveryRace(f: Fixtures, table: VersionedTable, when: string): Promise<void> {
+  const store = f.test.server.prepared.store;
+  if (store.dialect !== 'sqlite') throw new Error('the lost-race examples make their races with a SQLite trigger');
+  await sql.raw(`create trigger ${unique('lost_races_')} before update on ${table} when ${when} begin select raise(ignore); end`).execute(store.db);
+}
+
+/** `value` as an SQL string literal. */
+const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
+/** The marker a lost-race example writes, which its trigger looks for. */
+const LOST_RACES = 'lost-races';
+
+/** A new organization with the database connection enabled, whose links always lose their races. */
+async function contendedOrganization(f: Fixtures): Promise<string> {
+  const { id } = (await api(f, 'POST', '/organizations', { name: unique('lost-races-') })) as { id: string };
+  await api(f, 'POST', `/organizations/${id}/enabled_connections`, { connection_id: f.databaseConnection.id });
+  await losingEveryRace(f, 'organization_connections', `OLD.organization_id = ${literal(id)}`);
+  return id;
+}
+
 const organizationGrants = new Map<string, string>();
 /** A client grant made for organizations (organization_usage `allow`, or `deny` to be refused), once per usage. */
 async function organizationGrant(f: Fixtures, usage: 'allow' | 'deny' = 'allow'): Promise<string> {
@@ -345,6 +372,14 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/resource-servers', status: 409, body: (f) => ({ identifier: f.rs.identifier, name: 'again' }) },
   { operation: 'GET /api/v2/resource-servers/{id}' },
   { operation: 'PATCH /api/v2/resource-servers/{id}', body: () => ({ name: 'Fixture API, renamed' }) },
+  {
+    operation: 'PATCH /api/v2/resource-servers/{id}',
+    status: 409,
+    body: async (f) => {
+      await losingEveryRace(f, 'resource_servers', `NEW.name = ${literal(LOST_RACES)}`);
+      return { name: LOST_RACES };
+    },
+  },
   { operation: 'PATCH /api/v2/resource-servers/{id}', status: 403, body: () => ({ name: 'no' }), path: (f) => `/api/v2/resource-servers/${enc(f.test.server.prepared.bootstrap!.managementAudience)}` },
   { operation: 'GET /api/v2/connections' },
   // Selected fields leave out the others (found by the fuzzing campaign: the list's schema required them).
@@ -353,6 +388,14 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/connections', status: 409, body: (f) => ({ name: f.connection.name, strategy: 'auth0' }) },
   { operation: 'GET /api/v2/connections/{id}' },
   { operation: 'PATCH /api/v2/connections/{id}', body: () => ({ display_name: 'Fixture DB' }) },
+  {
+    operation: 'PATCH /api/v2/connections/{id}',
+    status: 409,
+    body: async (f) => {
+      await losingEveryRace(f, 'connections', `instr(NEW.properties, ${literal(LOST_RACES)}) > 0`);
+      return { display_name: LOST_RACES };
+    },
+  },
   { operation: 'GET /api/v2/connections/{id}/clients' },
   { operation: 'PATCH /api/v2/connections/{id}/clients', body: (f) => [{ client_id: f.m2m.client_id, status: true }] },
   { operation: 'GET /api/v2/users' },
@@ -422,6 +465,14 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/clients', body: () => ({ name: unique('client ') }) },
   { operation: 'GET /api/v2/clients/{id}' },
   { operation: 'PATCH /api/v2/clients/{id}', body: () => ({ description: 'The fixture app' }) },
+  {
+    operation: 'PATCH /api/v2/clients/{id}',
+    status: 409,
+    body: async (f) => {
+      await losingEveryRace(f, 'clients', `NEW.name = ${literal(LOST_RACES)}`);
+      return { name: LOST_RACES };
+    },
+  },
   { operation: 'PATCH /api/v2/clients/{id}', status: 403, body: () => ({ token_endpoint_auth_method: 'none' }), path: (f) => `/api/v2/clients/${f.test.admin.client_id}` },
   { operation: 'POST /api/v2/clients/{id}/rotate-secret', path: (f) => `/api/v2/clients/${f.m2m.client_id}/rotate-secret` },
   {
@@ -434,6 +485,17 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/client-grants', status: 409, body: (f) => ({ client_id: f.m2m.client_id, audience: f.rs.identifier, scope: [] }) },
   { operation: 'GET /api/v2/client-grants/{id}' },
   { operation: 'PATCH /api/v2/client-grants/{id}', body: () => ({ scope: ['read:things'] }) },
+  {
+    operation: 'PATCH /api/v2/client-grants/{id}',
+    status: 409,
+    body: () => ({ scope: ['read:things'] }),
+    path: async (f) => {
+      const client = await api(f, 'POST', '/clients', { name: unique('lost-races ') });
+      const { id } = (await api(f, 'POST', '/client-grants', { client_id: client.client_id, audience: f.rs.identifier, scope: [] })) as { id: string };
+      await losingEveryRace(f, 'client_grants', `OLD.id = ${literal(id)}`);
+      return `/api/v2/client-grants/${id}`;
+    },
+  },
   { operation: 'PATCH /api/v2/client-grants/{id}', status: 403, body: () => ({ scope: [] }), path: (f) => systemGrantPath(f) },
   { operation: 'GET /api/v2/roles' },
   { operation: 'POST /api/v2/roles', body: () => ({ name: unique('role ') }) },
@@ -476,11 +538,23 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/organizations/{id}/enabled_connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
   { operation: 'GET /api/v2/organizations/{id}/enabled_connections/{connection_id}' },
   { operation: 'PATCH /api/v2/organizations/{id}/enabled_connections/{connection_id}', body: () => ({ show_as_button: false }) },
+  {
+    operation: 'PATCH /api/v2/organizations/{id}/enabled_connections/{connection_id}',
+    status: 409,
+    body: () => ({ show_as_button: false }),
+    path: async (f) => `/api/v2/organizations/${await contendedOrganization(f)}/enabled_connections/${f.databaseConnection.id}`,
+  },
   { operation: 'GET /api/v2/organizations/{id}/connections' },
   { operation: 'POST /api/v2/organizations/{id}/connections', body: async (f) => ({ connection_id: (await api(f, 'POST', '/connections', { name: unique('oc-'), strategy: 'auth0' })).id }) },
   { operation: 'POST /api/v2/organizations/{id}/connections', status: 409, body: (f) => ({ connection_id: f.databaseConnection.id }) },
   { operation: 'GET /api/v2/organizations/{id}/connections/{connection_id}' },
   { operation: 'PATCH /api/v2/organizations/{id}/connections/{connection_id}', body: () => ({ is_signup_enabled: true }) },
+  {
+    operation: 'PATCH /api/v2/organizations/{id}/connections/{connection_id}',
+    status: 409,
+    body: () => ({ is_signup_enabled: true }),
+    path: async (f) => `/api/v2/organizations/${await contendedOrganization(f)}/connections/${f.databaseConnection.id}`,
+  },
   { operation: 'GET /api/v2/organizations/{id}/client-grants' },
   { operation: 'POST /api/v2/organizations/{id}/client-grants', body: async (f) => ({ grant_id: await organizationGrant(f) }) },
   { operation: 'POST /api/v2/organizations/{id}/client-grants', status: 409, body: async (f) => ({ grant_id: await organizationGrant(f) }) },
@@ -577,6 +651,14 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/emails/provider', status: 409, body: () => ({ name: 'smtp', credentials: { smtp_host: '127.0.0.1', smtp_port: 2525 } }) },
   { operation: 'GET /api/v2/emails/provider' },
   { operation: 'PATCH /api/v2/emails/provider', body: () => ({ default_from_address: 'Fixture <no-reply@fixture.example>' }) },
+  {
+    operation: 'PATCH /api/v2/emails/provider',
+    status: 409,
+    body: async (f) => {
+      await losingEveryRace(f, 'email_providers', `instr(NEW.default_from_address, ${literal(LOST_RACES)}) > 0`);
+      return { default_from_address: `Fixture <${LOST_RACES}@fixture.example>` };
+    },
+  },
   { operation: 'DELETE /api/v2/emails/provider' },
   { operation: 'DELETE /api/v2/emails/provider', status: 404 },
   // Email templates: reset_email is saved (its link stays in the text part); welcome_email is not sent here.
@@ -586,6 +668,14 @@ export const MANAGEMENT_EXAMPLES: ManagementExample[] = [
   { operation: 'POST /api/v2/email-templates', status: 501, body: () => ({ template: 'welcome_email', body: '<p>Welcome</p>' }) },
   { operation: 'GET /api/v2/email-templates/{templateName}' },
   { operation: 'PATCH /api/v2/email-templates/{templateName}', body: () => ({ subject: 'Reset your {{ friendly_name }} password' }) },
+  {
+    operation: 'PATCH /api/v2/email-templates/{templateName}',
+    status: 409,
+    body: async (f) => {
+      await losingEveryRace(f, 'email_templates', `NEW.subject = ${literal(LOST_RACES)}`);
+      return { subject: LOST_RACES };
+    },
+  },
   { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 404, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/verify_email' },
   { operation: 'PATCH /api/v2/email-templates/{templateName}', status: 501, body: () => ({ enabled: true }), path: () => '/api/v2/email-templates/welcome_email' },
   { operation: 'PUT /api/v2/email-templates/{templateName}', body: () => ({ body: '<p><a href="{{ url }}">Choose a new password</a></p>', enabled: true }) },
