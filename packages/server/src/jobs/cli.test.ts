@@ -1,8 +1,9 @@
 /**
  * `gatehouse users import` and `gatehouse users export` as a user runs them (the built CLI in a child process,
  * stdout a pipe), on the SQLite file of a server that is running meanwhile: plain progress lines, a summary
- * naming the errors file, a job interrupted with Ctrl-C (SIGINT) picked up by the same command, exports in CSV
- * and gzip, and usage errors.
+ * naming the errors file, a job interrupted with Ctrl-C (SIGINT) picked up by the same command, a job the server
+ * finished after the command left it reported by the same command as if it had run it, exports in CSV and gzip,
+ * and usage errors.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,8 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findJobById, finishJob } from '../store/jobs.js';
 import { runCli, runCliToEnd } from '../test-support/cli.js';
 import { managementToken, startTestServer, type TestServer } from '../test-support/server.js';
+import { exportNextPart } from './users-export.js';
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
@@ -90,6 +93,90 @@ describe('gatehouse users import / export', () => {
     expect(Number(stored.n)).toBe(count);
     // The server may have helped, but the first run's users were not redone: no job ran the file twice.
     expect(atStop).toBeGreaterThan(0);
+  });
+
+  /** Waits (a bound for a hang, not a speed) until the running server has finished the job, and gives its status. */
+  const finishedByServer = async (jobId: string): Promise<string> => {
+    const token = await managementToken(server);
+    for (let waited = 0; waited < 240_000; waited += 200) {
+      const job = (await (await fetch(`${server.url}/api/v2/jobs/${jobId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { status: string };
+      if (job.status === 'completed' || job.status === 'failed') return job.status;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`the server did not finish ${jobId}`);
+  };
+
+  it('reports an import the server finished after a Ctrl-C as if it had run it, and a later run is a new job', { timeout: 300_000 }, async () => {
+    const file = path.join(work, 'left.json');
+    const count = 10_000;
+    const people: object[] = Array.from({ length: count }, (_, i) => ({ email: `left-${i}@example.com`, user_metadata: { i } }));
+    people.splice(3, 0, { email: 'left-broken', user_metadata: { i: -1 } });
+    writeFileSync(file, JSON.stringify(people));
+    const args = ['users', 'import', file, '--connection', 'Username-Password-Authentication'];
+    const first = runCli(args, env);
+    const [, jobId] = await first.waitFor(/Job (job_\w+): 10,001 users to import/, 240_000);
+    // Ctrl-C once it works on the job (its first progress line).
+    await first.waitFor(/^import: \d+\/10001 users/m, 240_000);
+    first.child.kill('SIGINT');
+    expect((await first.exited).code, first.output()).toBe(130);
+    expect(first.output()).toMatch(new RegExp(`Interrupted: job ${jobId} is at \\d+ of 10001 users\\.`));
+    // The server on the same database carries on with the job the command left, to its end.
+    expect(await finishedByServer(jobId!)).toBe('completed');
+
+    const second = await runCliToEnd(args, env);
+    expect(second.output).toContain(`Job ${jobId}, which an earlier run of this command left, was finished meanwhile (a server on the same database works any job left unfinished).`);
+    expect(second.output).toMatch(new RegExp(`Imported .*left\\.json into Username-Password-Authentication \\(job ${jobId}\\): 10,000 inserted, 0 updated, 1 failed, of 10,001`));
+    const errorsFile = path.join(work, 'left.errors.json');
+    expect(second.output).toContain(`1 user was refused; each one with its errors is in ${errorsFile}`);
+    expect(second.output).not.toContain('users to import');
+    expect(second.code).toBe(0);
+    expect(JSON.parse(readFileSync(errorsFile, 'utf8'))).toEqual([{ user: { email: 'left-broken', user_metadata: { i: -1 } }, errors: [{ code: 'FORMAT', path: 'email', message: expect.any(String) }] }]);
+    const db = server.server.prepared.store.db;
+    const stored = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('email', 'like', 'left-%').executeTakeFirstOrThrow();
+    expect(Number(stored.n)).toBe(count);
+
+    // Reported once: running the command again on purpose is a new job, which finds every user there already.
+    const third = await runCliToEnd(args, env);
+    const again = /Job (job_\w+): 10,001 users to import/.exec(third.output);
+    expect(again, third.output).not.toBeNull();
+    expect(again![1]).not.toBe(jobId);
+    expect(third.output).toMatch(/0 inserted, 0 updated, 10,001 failed, of 10,001/);
+    expect(third.code).toBe(0);
+  });
+
+  it('reports an export finished after the command was killed as if it had run it', { timeout: 300_000 }, async () => {
+    const file = path.join(work, 'left.ndjson');
+    const args = ['users', 'export', file, '--connection', 'Username-Password-Authentication'];
+    const first = runCli(args, env);
+    const [, jobId] = await first.waitFor(/Job (job_\w+): [\d,]+ users to export\./, 240_000);
+    // Killed outright: whether it wrote some parts or all of them, it reported nothing.
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    // Another process works it to its end (the dead one's lease would keep the server away for a while).
+    const services = server.server.services;
+    let job = (await findJobById(services.store.db, jobId!))!;
+    while (job.status !== 'completed') {
+      if ((await exportNextPart(services, job)).done) await finishJob(services.store.db, job.id, 'completed');
+      job = (await findJobById(services.store.db, jobId!))!;
+    }
+
+    const second = await runCliToEnd(args, env);
+    expect(second.output).toContain(`Job ${jobId}, which an earlier run of this command left, was finished meanwhile`);
+    expect(second.output).toMatch(new RegExp(`Exported ${job.processed.toLocaleString('en-US')} users \\(json\\) to .*left\\.ndjson \\(job ${jobId}`));
+    expect(second.output).not.toContain('users to export');
+    expect(second.code).toBe(0);
+    const exported = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(exported.length).toBe(job.processed);
+    const db = services.store.db;
+    const inConnection = await db
+      .selectFrom('users')
+      .innerJoin('connections', 'connections.id', 'users.connection_id')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('connections.name', '=', 'Username-Password-Authentication')
+      .where('users.linked_to', 'is', null)
+      .executeTakeFirstOrThrow();
+    expect(exported.length).toBe(Number(inConnection.n));
+    expect((await findJobById(services.store.db, jobId!))!.cli_report_pending).toBe(0);
   });
 
   it('exports CSV with chosen fields, and gzip NDJSON as is', { timeout: 300_000 }, async () => {

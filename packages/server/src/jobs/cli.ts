@@ -6,8 +6,11 @@
  * job's, whoever advances it.
  *
  *  - Progress: a bar on a terminal, plain lines otherwise (progress.ts).
- *  - Resuming: an import of the same file into the same connection, or an export with the same options, that
- *    did not finish (Ctrl-C, a crash, a kill) is picked up where it stopped instead of starting again.
+ *  - Resuming: an import of the same file into the same connection (and the same --upsert), or an export with
+ *    the same options, that did not finish (Ctrl-C, a crash, a kill) is picked up where it stopped instead of
+ *    starting again. A server on the same database may finish such a job meanwhile: the job carries a mark that
+ *    a CLI run took it on and has not reported it yet (cli_report_pending), so the same command finds it
+ *    finished and reports it as if it had run it, then clears the mark (a later run is then a new job).
  *  - The summary names the file of refused users (FILE without .json, plus .errors.json), one entry per user
  *    with its errors, hashes as `*****`.
  */
@@ -21,7 +24,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { closeServices, createServices, prepare, type Prepared } from '../server.js';
 import type { Services } from '../services.js';
 import { findConnectionByName, type Connection } from '../store/connections.js';
-import { findJobById, findUnfinishedJob, type Job } from '../store/jobs.js';
+import { findJobById, findJobLeftByCli, findUnfinishedJob, markCliReportPending, type CliJobMatch, type Job } from '../store/jobs.js';
 import { findDefaultTenant, findTenantById, type Tenant } from '../store/tenants.js';
 import { fieldsProblem, type ExportField, type ExportFormat } from './export-fields.js';
 import { jobErrorsDocument } from './job-errors.js';
@@ -147,6 +150,38 @@ async function runToEnd(session: Session, jobId: string, label: string, unit: st
   }
 }
 
+const finished = (job: Job) => job.status === 'completed' || job.status === 'failed';
+
+/**
+ * The job an earlier run of the same command left: unfinished (resumed), or finished meanwhile by a server on
+ * the same database (reported as is). Undefined when there is none: the command makes a new job.
+ */
+async function jobLeftBefore(session: Session, match: CliJobMatch, unit: string): Promise<Job | undefined> {
+  const db = session.prepared.store.db;
+  const unfinished = await findUnfinishedJob(db, session.tenant.id, match);
+  if (unfinished) {
+    console.log(`Resuming job ${unfinished.id}: ${count(unfinished.processed)} of ${count(unfinished.total)} ${unit}.`);
+    return unfinished;
+  }
+  const left = await findJobLeftByCli(db, session.tenant.id, match);
+  if (left) {
+    const how = left.status === 'failed' ? 'failed meanwhile' : 'was finished meanwhile';
+    console.log(`Job ${left.id}, which an earlier run of this command left, ${how} (a server on the same database works any job left unfinished).`);
+  }
+  return left;
+}
+
+/** Runs the job unless it is finished already; from here (or its making) until it is reported, a rerun of the command reports it. */
+async function takeOn(session: Session, job: Job, label: string, unit: string): Promise<Job> {
+  if (!job.cli_report_pending) await markCliReportPending(session.prepared.store.db, job.id, true);
+  return finished(job) ? job : runToEnd(session, job.id, label, unit);
+}
+
+/** The user has seen the job's outcome: a later run of the same command is a new job. */
+async function reported(session: Session, job: Job): Promise<void> {
+  await markCliReportPending(session.prepared.store.db, job.id, false);
+}
+
 function seconds(job: Job): number {
   return Math.max(0.001, ((job.completed_at ?? Date.now()) - (job.started_at ?? job.created_at)) / 1000);
 }
@@ -165,17 +200,23 @@ export async function usersImportCommand(args: string[]): Promise<void> {
     const db = session.prepared.store.db;
     const upsert = flags.switches.has('--upsert');
     const digest = await fileDigest(flags.file);
-    let job = await findUnfinishedJob(db, session.tenant.id, { type: 'users_import', connectionId: connection.id, sourceDigest: digest });
-    if (job) {
-      console.log(`Resuming job ${job.id}: ${count(job.processed)} of ${count(job.total)} users done.`);
-    } else {
+    const options = { upsert, send_completion_email: false, context: { tenant_id: session.tenant.id, user_agent: 'gatehouse-cli' } };
+    // The options as openImportJob stores them, so that a run with another --upsert is another job.
+    const match: CliJobMatch = { type: 'users_import', connectionId: connection.id, sourceDigest: digest, options: JSON.stringify(options) };
+    let job = await jobLeftBefore(session, match, 'users done');
+    if (!job) {
       const staged = await stageUsersFile(db, session.tenant.id, createReadStream(flags.file), importBatchSize(session.prepared.store.dialect));
-      await openImportJob(db, staged, connection, { upsert, send_completion_email: false, context: { tenant_id: session.tenant.id, user_agent: 'gatehouse-cli' } });
+      // Marked while no worker can see it yet: a Ctrl-C from the moment it is due still leaves it marked.
+      await markCliReportPending(db, staged.jobId, true);
+      await openImportJob(db, staged, connection, options);
       job = (await findJobById(db, staged.jobId))!;
       console.log(`Job ${job.id}: ${count(job.total)} users to import into ${connection.name}${upsert ? ' (upsert)' : ''}.`);
     }
-    const done = job.status === 'failed' ? job : await runToEnd(session, job.id, 'import', 'users');
-    if (done.status === 'failed') throw new UsersJobError(`job ${done.id} failed: ${done.status_details ?? 'see the server log'}`);
+    const done = await takeOn(session, job, 'import', 'users');
+    if (done.status === 'failed') {
+      await reported(session, done);
+      throw new UsersJobError(`job ${done.id} failed: ${done.status_details ?? 'see the server log'}`);
+    }
     console.log(
       `Imported ${flags.file} into ${connection.name} (job ${done.id}): ${count(done.inserted)} inserted, ${count(done.updated)} updated, ` +
         `${count(done.failed)} failed, of ${count(done.total)}, in ${seconds(done).toFixed(1)} s (${count(Math.round(done.processed / seconds(done)))} users/s).`,
@@ -185,6 +226,7 @@ export async function usersImportCommand(args: string[]): Promise<void> {
       await pipeline(Readable.from(jobErrorsDocument(db, done.id)), createWriteStream(errorsFile));
       console.log(`${count(done.failed)} ${done.failed === 1 ? 'user was' : 'users were'} refused; each one with its errors is in ${errorsFile}`);
     }
+    await reported(session, done);
   });
 }
 
@@ -214,18 +256,24 @@ export async function usersExportCommand(args: string[]): Promise<void> {
     if (problem) throw new ConfigError(`--fields: ${problem}`);
   }
   await withSession(flags.values.get('--tenant'), async (session) => {
-    const db = session.prepared.store.db;
     const connectionName = flags.values.get('--connection');
     const connection = connectionName ? await databaseConnection(session, connectionName) : undefined;
     const request = { format, ...(fields && { fields }), limit };
-    let job = await findUnfinishedJob(db, session.tenant.id, { type: 'users_export', connectionId: connection?.id ?? null, options: JSON.stringify(exportOptions(request)) });
-    if (job) console.log(`Resuming job ${job.id}: ${count(job.processed)} of ${count(job.total)} users written.`);
-    else job = await createExportJob(session.services, session.tenant, connection, request);
-    const done = await runToEnd(session, job.id, 'export', 'users');
-    if (done.status === 'failed') throw new UsersJobError(`job ${done.id} failed: ${done.status_details ?? 'see the server log'}`);
+    const match: CliJobMatch = { type: 'users_export', connectionId: connection?.id ?? null, options: JSON.stringify(exportOptions(request)) };
+    let job = await jobLeftBefore(session, match, 'users written');
+    if (!job) {
+      job = await createExportJob(session.services, session.tenant, connection, request, Date.now(), true);
+      console.log(`Job ${job.id}: ${count(job.total)} users to export.`);
+    }
+    const done = await takeOn(session, job, 'export', 'users');
+    if (done.status === 'failed') {
+      await reported(session, done);
+      throw new UsersJobError(`job ${done.id} failed: ${done.status_details ?? 'see the server log'}`);
+    }
     const chunks = Readable.from(exportFileChunks(session.services, done.id));
     if (flags.file.endsWith('.gz')) await pipeline(chunks, createWriteStream(flags.file));
     else await pipeline(chunks, createGunzip(), createWriteStream(flags.file));
     console.log(`Exported ${count(done.processed)} users (${format}) to ${flags.file} (job ${done.id}, ${seconds(done).toFixed(1)} s). Password hashes are never exported.`);
+    await reported(session, done);
   });
 }

@@ -42,7 +42,8 @@ export function exportOptions(request: Partial<ExportOptions>): ExportOptions {
   return { format, fields: request.fields ?? defaultFields(format), ...(request.limit !== undefined && { limit: request.limit }) };
 }
 
-export async function createExportJob(services: Services, tenant: Tenant, connection: Connection | undefined, request: Partial<ExportOptions>, now = Date.now()): Promise<Job> {
+/** `madeByCli`: the job is the CLI's to report (store/jobs.ts, markCliReportPending), from the moment it exists. */
+export async function createExportJob(services: Services, tenant: Tenant, connection: Connection | undefined, request: Partial<ExportOptions>, now = Date.now(), madeByCli = false): Promise<Job> {
   const options = exportOptions(request);
   const id = newJobId();
   const users = await countUsers(services.store.db, tenant.id, connection?.id);
@@ -56,6 +57,7 @@ export async function createExportJob(services: Services, tenant: Tenant, connec
     total: options.limit === undefined ? users : Math.min(users, options.limit),
     download_key_sealed: services.sealer.seal(randomSecret(32), downloadKeyContext(id)),
     created_at: now,
+    cli_report_pending: madeByCli ? 1 : 0,
   };
   await insertJob(services.store.db, job);
   return (await findJobById(services.store.db, id))!;

@@ -341,7 +341,7 @@ describe.each(dialects)('user import jobs on %s', (dialect) => {
     for (const id of held) {
       await db
         .insertInto('jobs')
-        .values({ id, tenant_id: tenantId, type: 'users_import', status: 'processing', connection_id: connectionId, external_id: null, options: '{}', source_digest: null, total: 1, processed: 0, inserted: 0, updated: 0, failed: 0, cursor: null, status_details: null, download_key_sealed: null, lease_id: 'elsewhere', lease_until: Date.now() + 3_600_000, started_at: Date.now(), completed_at: null, created_at: Date.now() })
+        .values({ id, tenant_id: tenantId, type: 'users_import', status: 'processing', connection_id: connectionId, external_id: null, options: '{}', source_digest: null, total: 1, processed: 0, inserted: 0, updated: 0, failed: 0, cursor: null, status_details: null, download_key_sealed: null, lease_id: 'elsewhere', lease_until: Date.now() + 3_600_000, started_at: Date.now(), completed_at: null, created_at: Date.now(), cli_report_pending: 0 })
         .execute();
     }
     try {

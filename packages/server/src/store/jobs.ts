@@ -38,6 +38,7 @@ export async function insertJob(db: Kysely<Database>, job: Pick<Job, 'id' | 'ten
       lease_until: null,
       started_at: null,
       completed_at: null,
+      cli_report_pending: 0,
       ...job,
     })
     .execute();
@@ -71,22 +72,38 @@ export async function countActiveJobs(db: Kysely<Database>, tenantId: string, ty
   return Number(row.n);
 }
 
-/** The newest unfinished job of the tenant matching `where` (the CLI resumes it). */
-export async function findUnfinishedJob(
-  db: Kysely<Database>,
-  tenantId: string,
-  match: { type: JobType; connectionId?: string | null; sourceDigest?: string; options?: string },
-): Promise<Job | undefined> {
-  let query = db
-    .selectFrom('jobs')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('type', '=', match.type)
-    .where('status', 'in', ['pending', 'processing']);
+/** What the CLI looks for: the job an earlier run of the same command made. */
+export interface CliJobMatch {
+  type: JobType;
+  connectionId?: string | null;
+  sourceDigest?: string;
+  options?: string;
+}
+
+function jobsMatching(db: Kysely<Database>, tenantId: string, match: CliJobMatch) {
+  let query = db.selectFrom('jobs').selectAll().where('tenant_id', '=', tenantId).where('type', '=', match.type);
   if (match.connectionId !== undefined) query = match.connectionId === null ? query.where('connection_id', 'is', null) : query.where('connection_id', '=', match.connectionId);
   if (match.sourceDigest !== undefined) query = query.where('source_digest', '=', match.sourceDigest);
   if (match.options !== undefined) query = query.where('options', '=', match.options);
-  return query.orderBy('created_at', 'desc').executeTakeFirst();
+  return query;
+}
+
+/** The newest unfinished job of the tenant matching `match` (the CLI resumes it). */
+export async function findUnfinishedJob(db: Kysely<Database>, tenantId: string, match: CliJobMatch): Promise<Job | undefined> {
+  return jobsMatching(db, tenantId, match).where('status', 'in', ['pending', 'processing']).orderBy('created_at', 'desc').executeTakeFirst();
+}
+
+/**
+ * The newest finished job matching `match` that a CLI run took on and left before reporting it (Ctrl-C, a crash):
+ * a server finished it meanwhile, and the same command run again reports it instead of starting anew.
+ */
+export async function findJobLeftByCli(db: Kysely<Database>, tenantId: string, match: CliJobMatch): Promise<Job | undefined> {
+  return jobsMatching(db, tenantId, match).where('status', 'in', ['completed', 'failed']).where('cli_report_pending', '=', 1).orderBy('created_at', 'desc').executeTakeFirst();
+}
+
+/** The CLI took the job on (`pending` true) or has reported it to its user (false). */
+export async function markCliReportPending(db: Kysely<Database>, jobId: string, pending: boolean): Promise<void> {
+  await db.updateTable('jobs').set({ cli_report_pending: pending ? 1 : 0 }).where('id', '=', jobId).execute();
 }
 
 export interface Lease {

@@ -595,6 +595,8 @@ export interface JobsTable {
   started_at: number | null;
   completed_at: number | null;
   created_at: number;
+  /** 1 while a CLI run that took the job on has not reported it yet (0043). */
+  cli_report_pending: number;
 }
 
 export interface JobImportBatchesTable {

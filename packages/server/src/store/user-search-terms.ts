@@ -10,7 +10,9 @@
  *
  * Every value is matched whole or by prefix (`field:value`, `field:prefix*`): lower case, NFKC, and cut to
  * SEARCH_VALUE_LENGTH characters, on both sides. A bare term (no field) matches the start of any word of the
- * email, name, nickname or username (`lid` finds "Alice Liddell"; `search.test` finds `alice@search.test`).
+ * email, name, nickname or username (`lid` finds "Alice Liddell"; `search.test` finds `alice@search.test`):
+ * the words after the first are `_any` rows, the first is the value's own row (BARE_TERM_FIELDS), since a copy
+ * of it under `_any` cost an import about three more rows per user for nothing.
  */
 import type { Kysely } from 'kysely';
 import { insertRows, type BulkTable } from './bulk-insert.js';
@@ -26,6 +28,14 @@ export const METADATA_TERMS_PER_USER = 64;
 const WORDS_PER_VALUE = 8;
 /** The field of bare terms. */
 export const ANY_FIELD = '_any';
+/** The fields a bare term reads: `_any` (inner word starts) and those whose whole value is a word start too. */
+const WHOLE_VALUE_FIELDS = ['email', 'name', 'nickname', 'username'] as const;
+export const BARE_TERM_FIELDS: readonly string[] = [ANY_FIELD, ...WHOLE_VALUE_FIELDS];
+
+/** The stored fields a search term of `field` reads. */
+export function storedFields(field: string): readonly string[] {
+  return field === ANY_FIELD ? BARE_TERM_FIELDS : [field];
+}
 
 /** The form values are stored and compared in. */
 export function searchValue(text: string): string {
@@ -72,8 +82,9 @@ export function searchTermsOf(user: User): { field: string; value: string }[] {
   add('family_name', user.profile.family_name);
   add('username', user.username);
   add('phone_number', user.phone_number);
+  // The first word start is the whole value, stored above under its own field (WHOLE_VALUE_FIELDS).
   for (const text of [user.email, name, nickname, user.username]) {
-    if (text) for (const start of wordStarts(searchValue(text))) add(ANY_FIELD, start);
+    if (text) for (const start of wordStarts(searchValue(text)).slice(1)) add(ANY_FIELD, start);
   }
   const leaves: [string, string][] = [];
   metadataLeaves('user_metadata', user.user_metadata, leaves);

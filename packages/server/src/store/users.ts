@@ -15,7 +15,7 @@ import { ConcurrentChange, nextVersion } from './concurrent-change.js';
 import type { Database, UserBlocksTable, UsersTable } from './schema.js';
 import { insertRows, type BulkTable } from './bulk-insert.js';
 import { compiledOnce } from './compiled-once.js';
-import { insertSearchTerms, replaceSearchTerms, searchValue } from './user-search-terms.js';
+import { insertSearchTerms, replaceSearchTerms, searchValue, storedFields } from './user-search-terms.js';
 
 /** Root profile fields kept in the `profile` JSON column; unset ones fall back to defaults when shown. */
 export interface UserProfile {
@@ -363,7 +363,12 @@ export async function listUsers(
   if (criteria.blocked !== undefined) base = base.where('blocked', '=', criteria.blocked ? 1 : 0);
   for (const term of criteria.terms ?? []) {
     const value = searchValue(term.value);
-    let matching = db.selectFrom('user_search_terms').select('user_search_terms.user_id').where('user_search_terms.tenant_id', '=', tenantId).where('field', '=', term.field);
+    const fields = storedFields(term.field);
+    let matching = db
+      .selectFrom('user_search_terms')
+      .select('user_search_terms.user_id')
+      .where('user_search_terms.tenant_id', '=', tenantId)
+      .where('field', 'in', fields);
     if (!term.prefix) matching = matching.where('value', '=', value);
     else if (value !== '') matching = matching.where('value', '>=', value).where('value', '<', `${value}${TOP}`);
     base = base.where('users.user_id', 'in', matching);

@@ -34,6 +34,7 @@ import * as samlUpstreamLogout from './0034_saml_upstream_logout.js';
 import * as mfaEnrollmentTickets from './0035_mfa_enrollment_tickets.js';
 import * as onePendingEnrollment from './0040_one_pending_enrollment.js';
 import * as usedProofIds from './0042_used_proof_ids.js';
+import * as cliJobReports from './0043_cli_job_reports.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '0035_mfa_enrollment_tickets': mfaEnrollmentTickets,
   '0040_one_pending_enrollment': onePendingEnrollment,
   '0042_used_proof_ids': usedProofIds,
+  '0043_cli_job_reports': cliJobReports,
 };
 
 export const migrationProvider: MigrationProvider = {
