@@ -3,18 +3,13 @@
  * either side of every SQLite chunk size come back whole, value for value (nulls, numbers, JSON text), with
  * their search terms; and new user ids keep their format and sort by creation time.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUserId } from '../crypto/ids.js';
-import { freshPostgresSchema, postgresAvailable } from '../test-support/services.js';
+import { storesOnEachDialect } from '../test-support/stores.js';
 import { insertConnection } from './connections.js';
-import { migrateToLatest, openStore, type Store } from './db.js';
+import { migrateToLatest, type Store } from './db.js';
 import { insertTenant } from './tenants.js';
 import { insertUsers, listUsers, newUser, type User } from './users.js';
-
-const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
 
 describe('new user ids', () => {
   it('are the reference 24 hex digits after the provider, ordered by creation time', () => {
@@ -27,22 +22,13 @@ describe('new user ids', () => {
   });
 });
 
-describe.each(dialects)('bulk inserts on %s', (dialect) => {
+describe.each(await storesOnEachDialect('gatehouse-bulk-'))('bulk inserts on %s', (_name, open, dispose) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   const tenantId = 'ten_bulkinserttest01';
   const connectionId = 'con_bulkinserttest01';
 
   beforeAll(async () => {
-    if (dialect === 'postgres') {
-      const schema = freshPostgresSchema();
-      store = await openStore(schema.url);
-      dispose = schema.drop;
-    } else {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bulk-'));
-      store = await openStore(`sqlite:${path.join(dir, 'test.sqlite')}`);
-      dispose = async () => rmSync(dir, { recursive: true, force: true });
-    }
+    store = await open();
     await migrateToLatest(store);
     await insertTenant(store.db, { id: tenantId, name: 'bulk', friendlyName: 'Bulk', baseUrl: 'http://bulk.localhost:1', domains: ['bulk.localhost'] });
     await insertConnection(store.db, { id: connectionId, tenant_id: tenantId, name: 'bulk-db', strategy: 'auth0', options: {} }, []);

@@ -3,37 +3,23 @@
  * first call's), inside a transaction as outside, and a query built without one of its slots is refused. Through
  * the login path's three statements: the user by email, the login record, an identifier's blocks.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUserId } from '../crypto/ids.js';
-import { freshPostgresSchema, postgresAvailable } from '../test-support/services.js';
+import { storesOnEachDialect } from '../test-support/stores.js';
 import { compiledOnce } from './compiled-once.js';
 import { insertConnection } from './connections.js';
-import { migrateToLatest, openStore, type Store } from './db.js';
+import { migrateToLatest, type Store } from './db.js';
 import { insertTenant } from './tenants.js';
 import { findUser, findUserInConnection, insertUserBlock, insertUsers, listUserBlocks, newUser, recordLogin } from './users.js';
 
-const dialects: ('sqlite' | 'postgres')[] = (await postgresAvailable()) ? ['sqlite', 'postgres'] : ['sqlite'];
-
-describe.each(dialects)('queries compiled once on %s', (dialect) => {
+describe.each(await storesOnEachDialect('gatehouse-compiled-once-'))('queries compiled once on %s', (_name, open, dispose) => {
   let store: Store;
-  let dispose: () => Promise<void>;
   const tenantId = 'ten_compiledonce0001';
   const connectionId = 'con_compiledonce0001';
   const ids = [newUserId('auth0'), newUserId('auth0')] as const;
 
   beforeAll(async () => {
-    if (dialect === 'postgres') {
-      const schema = freshPostgresSchema();
-      store = await openStore(schema.url);
-      dispose = schema.drop;
-    } else {
-      const dir = mkdtempSync(path.join(os.tmpdir(), 'gatehouse-compiled-once-'));
-      store = await openStore(`sqlite:${path.join(dir, 'test.sqlite')}`);
-      dispose = async () => rmSync(dir, { recursive: true, force: true });
-    }
+    store = await open();
     await migrateToLatest(store);
     await insertTenant(store.db, { id: tenantId, name: 'once', friendlyName: 'Once', baseUrl: 'http://once.localhost:1', domains: ['once.localhost'] });
     await insertConnection(store.db, { id: connectionId, tenant_id: tenantId, name: 'once-db', strategy: 'auth0', options: {} }, []);
